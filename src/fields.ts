@@ -1,0 +1,20 @@
+/**
+ * Gate 2 of the chapter: the run-time field check. Model input is untrusted whatever the schema says,
+ * so every executor reads its fields through `stringField`.
+ *
+ * Promises: `asObject` answers a record only for plain objects (not null, not arrays, not primitives);
+ * `stringField` answers the field only when it is a `string`, the empty string included.
+ * Does not promise: any meaning. An empty path or a NUL byte passes here; rules about content belong
+ * to the executor and to `workspacePath`.
+ */
+
+export function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+export function stringField(input: unknown, field: string): string | undefined {
+  const value = asObject(input)?.[field];
+  return typeof value === "string" ? value : undefined;
+}

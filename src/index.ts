@@ -1,0 +1,30 @@
+/** The public API of workspace-gates: the chapter's tool layer, its gates, approval and agent loop. */
+export { createWorkspaceTools, type WorkspaceToolsOptions } from "./workspace-tools.js";
+export { readTool, INVALID_READ_INPUT } from "./tools/read.js";
+export { writeTool, INVALID_WRITE_INPUT } from "./tools/write.js";
+export { bashTool, bashLimits, DEFAULT_BASH_LIMITS, INVALID_BASH_INPUT, type BashLimits } from "./tools/bash.js";
+export { schema, type ToolSpec, type ObjectSchema, type JsonSchemaProperty } from "./schema.js";
+export { asObject, stringField } from "./fields.js";
+export { workspacePath, nearestExistingAncestor, ESCAPE_MESSAGE, type FsApi } from "./workspace-path.js";
+export { isInside, type PathApi } from "./is-inside.js";
+export { MAX_READ_CHARS, truncateHead, truncateTail, truncateRead, truncationMarker } from "./truncate.js";
+export { failure } from "./failure.js";
+export type { Tool, ToolResult } from "./tool.js";
+export {
+  approveAll,
+  denyBashByDefault,
+  BASH_NEEDS_POLICY,
+  type Approval,
+  type BeforeToolCall,
+  type ToolCall,
+} from "./approval.js";
+export {
+  runAgent,
+  scriptedProvider,
+  DEFAULT_MAX_TURNS,
+  type AgentOptions,
+  type AgentRun,
+  type Message,
+  type Provider,
+  type ProviderTurn,
+} from "./agent.js";

@@ -1,0 +1,22 @@
+/**
+ * The containment test at the end of gate 3: is `path` the workspace root or below it?
+ *
+ * Promises: with canonical (realpath'd) arguments of the same platform, true exactly when `path` is
+ * `root` or a descendant. `..foo` and `...` are names, not parent steps, so they count as inside; a
+ * sibling with a similar prefix (`/work-other` beside `/work`) and, on win32, another drive are outside.
+ * Does not promise: anything about symlinks. It compares strings; canonicalizing them is
+ * `workspacePath`'s job. Case-insensitive file systems are compared case-sensitively, which can only
+ * refuse, never admit, a path.
+ */
+import * as nodePath from "node:path";
+
+/** The slice of `node:path` the check uses, injectable so one host can test posix and win32 rules. */
+export type PathApi = Pick<typeof nodePath, "relative" | "isAbsolute" | "sep" | "resolve">;
+
+export function isInside(root: string, path: string, pathApi: PathApi = nodePath): boolean {
+  const value = pathApi.relative(root, path);
+  return (
+    value === "" ||
+    (!value.startsWith(`..${pathApi.sep}`) && value !== ".." && !pathApi.isAbsolute(value))
+  );
+}

@@ -1,0 +1,56 @@
+/**
+ * The `read` tool: a UTF-8 text file inside the workspace, through gates 2, 3 and 4.
+ *
+ * Promises: input without a string `path` is refused with the chapter's message; the file opened is
+ * the one `workspacePath` checked (not creating); only regular files are read, so a FIFO or a device
+ * answers `not a regular file` instead of blocking the agent; content over 16 000 characters keeps
+ * the first and last 8 000 and says how many were dropped.
+ * Does not promise: protection against a swap between check and open (TOCTOU), or against a hardlink
+ * that names an outside file. Invalid UTF-8 is decoded with U+FFFD replacements.
+ */
+import { constants, open } from "node:fs/promises";
+import { failure } from "../failure.js";
+import { stringField } from "../fields.js";
+import { schema } from "../schema.js";
+import type { Tool } from "../tool.js";
+import { truncateRead } from "../truncate.js";
+import { type FsApi, workspacePath } from "../workspace-path.js";
+
+export const INVALID_READ_INPUT = "invalid read input: path must be a string";
+
+// O_NONBLOCK makes open() of a FIFO return at once so the type check below can refuse it; it does
+// not exist on Windows, where FIFOs are not files anyway.
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+export function readTool(root: string, fsApi?: FsApi): Tool {
+  return {
+    spec: {
+      name: "read",
+      description:
+        "Read a UTF-8 text file inside the workspace. Files over 16000 characters come back as the first and last 8000 characters with a [truncated N characters] marker between them.",
+      inputSchema: schema(["path"], {
+        path: { type: "string", description: "File path, relative to the workspace root." },
+      }),
+    },
+    async execute(input) {
+      const path = stringField(input, "path");
+      if (path === undefined) return { content: INVALID_READ_INPUT, isError: true };
+      try {
+        const target = await workspacePath(root, path, false, fsApi);
+        return { content: truncateRead(await readRegularFile(target)) };
+      } catch (error) {
+        return failure(error, "read");
+      }
+    },
+  };
+}
+
+async function readRegularFile(target: string): Promise<string> {
+  const handle = await open(target, READ_FLAGS);
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error("not a regular file");
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Gate 3 of the chapter: the path boundary. `workspacePath` turns a candidate path from the model into
+ * the absolute path a tool must use, or throws `path escapes workspace`.
+ *
+ * Promises, at the moment of the check: the object the returned path names (for `creating`, its
+ * nearest existing ancestor) resolves, through every symlink, to the real workspace root or below it.
+ * Only ENOENT counts as "missing" on the way to that ancestor; any other error (EACCES, EIO, ELOOP,
+ * ENOTDIR, ENAMETOOLONG) propagates, so a failure is never mistaken for an empty slot.
+ * The returned path is `resolve(rootReal, candidate)`: absolute, `..`-free, and the very string
+ * that was checked. Tools must open it and nothing else (opening the raw candidate would let the
+ * kernel read `link/../x` as `<link target>/../x`).
+ *
+ * Does not promise: that the answer still holds when the tool opens the path. Between this check and
+ * the open, another process can swap a directory for a symlink (TOCTOU; Node has no `openat`). A
+ * hardlink to an outside file passes, since realpath reports the inside name. The root itself comes
+ * from the caller, never from tool input.
+ */
+import * as fsPromises from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { isInside } from "./is-inside.js";
+
+/** The slice of `node:fs/promises` the check uses, injectable for fault injection (EACCES as root). */
+export type FsApi = Pick<typeof fsPromises, "lstat" | "realpath">;
+
+export const ESCAPE_MESSAGE = "path escapes workspace";
+
+export async function workspacePath(
+  root: string,
+  candidate: string,
+  creating: boolean,
+  fsApi: FsApi = fsPromises,
+): Promise<string> {
+  const rootReal = await fsApi.realpath(root);
+  const requested = resolve(rootReal, candidate);
+  let checked = requested;
+  if (creating) {
+    try {
+      await fsApi.lstat(requested);
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT") throw error;
+      checked = await nearestExistingAncestor(dirname(requested), fsApi);
+    }
+  }
+  const checkedReal = await fsApi.realpath(checked);
+  if (!isInside(rootReal, checkedReal)) throw new Error(ESCAPE_MESSAGE);
+  return requested;
+}
+
+/**
+ * Walks up from `path` to the first entry that exists (a dangling symlink counts as existing: `lstat`
+ * sees the link itself, and the realpath that follows fails on it). Rethrows anything but ENOENT;
+ * throws `no existing ancestor` at the filesystem root instead of looping.
+ */
+export async function nearestExistingAncestor(path: string, fsApi: FsApi = fsPromises): Promise<string> {
+  let current = path;
+  while (true) {
+    try {
+      await fsApi.lstat(current);
+      return current;
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT") throw error;
+      const parent = dirname(current);
+      if (parent === current) throw new Error("no existing ancestor");
+      current = parent;
+    }
+  }
+}
+
+function errorCode(error: unknown): unknown {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}

@@ -1,0 +1,27 @@
+/**
+ * `createWorkspaceTools(root)`: the chapter's three tools, all bound to one workspace root.
+ *
+ * Promises: the root comes from the caller at construction and never from tool input; every path a
+ * tool touches is checked against it by `workspacePath`; bash limits default to the chapter's values.
+ * Does not promise: OS-level isolation. The gates are application-layer checks (see SECURITY.md).
+ */
+import type { Tool } from "./tool.js";
+import { type BashLimits, bashLimits, bashTool } from "./tools/bash.js";
+import { readTool } from "./tools/read.js";
+import { writeTool } from "./tools/write.js";
+import type { FsApi } from "./workspace-path.js";
+
+export interface WorkspaceToolsOptions {
+  /** Overrides of the chapter's bash limits (10 s, 64 KiB, 64 KiB), for tests and deployments. */
+  bash?: Partial<BashLimits>;
+  /** The `lstat`/`realpath` used by `workspacePath`; the real `node:fs/promises` by default. */
+  fsApi?: FsApi;
+}
+
+export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): Tool[] {
+  return [
+    readTool(root, options.fsApi),
+    writeTool(root, options.fsApi),
+    bashTool(root, bashLimits(options.bash), options.fsApi),
+  ];
+}

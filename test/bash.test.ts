@@ -1,0 +1,87 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import type { Tool } from "../src/tool.js";
+import { bashLimits } from "../src/tools/bash.js";
+import { createWorkspaceTools } from "../src/workspace-tools.js";
+
+let box: Sandbox;
+let bash: Tool;
+const fast = { timeoutMs: 500, maxBuffer: 1024, maxOutputChars: 100 };
+beforeEach(async () => {
+  box = await createSandbox();
+  bash = createWorkspaceTools(box.root, { bash: fast })[2] as Tool;
+});
+afterEach(async () => {
+  expect(await box.canaryChanges()).toEqual([]);
+  await box.dispose();
+});
+
+describe("bash", () => {
+  it("runs in the real workspace root, even when the root is given through a symlink", async () => {
+    const { symlink } = await import("node:fs/promises");
+    await symlink(box.root, join(box.base, "alias"));
+    const viaAlias = createWorkspaceTools(join(box.base, "alias"))[2] as Tool;
+    await expect(viaAlias.execute({ command: "pwd -P; pwd" })).resolves.toEqual({ content: `${box.root}\n${box.root}\n` });
+  });
+
+  it("returns stdout then stderr", async () => {
+    await expect(bash.execute({ command: "echo out; echo err >&2" })).resolves.toEqual({ content: "out\nerr\n" });
+  });
+
+  it("cuts output over maxOutputChars with a marker", async () => {
+    const { content } = await bash.execute({ command: "printf 'x%.0s' $(seq 1 150)" });
+    expect(content).toBe(`${"x".repeat(100)}\n[truncated 50 characters]`);
+  });
+
+  it("answers a non-zero exit with the code and the output", async () => {
+    await expect(bash.execute({ command: "echo partial; echo broken >&2; exit 3" })).resolves.toEqual({
+      content: "bash: exit code 3\npartial\nbroken\n",
+      isError: true,
+    });
+  });
+
+  it("kills a command at the timeout and says so", async () => {
+    await expect(bash.execute({ command: "echo started; sleep 5" })).resolves.toEqual({
+      content: "bash: timeout: the command was killed after 500 ms\nstarted\n",
+      isError: true,
+    });
+  });
+
+  it("kills a shell that ignores SIGTERM at the timeout", async () => {
+    const result = await bash.execute({ command: "trap '' TERM; sleep 5" });
+    expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/^bash: timeout/) });
+  });
+
+  it("kills a command whose output passes maxBuffer", async () => {
+    const result = await bash.execute({ command: "yes | head -c 5000; sleep 5" });
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/^bash: maxBuffer exceeded: output passed 1024 bytes on one stream; the command was killed\n/);
+  });
+
+  it("stops a command when the caller aborts", async () => {
+    const controller = new AbortController();
+    const pending = bash.execute({ command: "sleep 5" }, controller.signal);
+    setTimeout(() => controller.abort(), 50);
+    await expect(pending).resolves.toEqual({ content: "bash: aborted: the command was killed by the caller's AbortSignal", isError: true });
+  });
+
+  it("answers invalid input with the chapter's message", async () => {
+    await expect(bash.execute({ command: ["ls"] })).resolves.toEqual({ content: "invalid bash input: command must be a string", isError: true });
+  });
+
+  it("is not confined by any path gate (known limit)", async () => {
+    const { content } = await bash.execute({ command: `cat ${join(box.outside, "secret.txt")}` });
+    expect(content).toContain("CANARY-SECRET");
+  });
+});
+
+describe("bashLimits", () => {
+  it("defaults to the chapter's 10 s, 64 KiB and 64 KiB", () => {
+    expect(bashLimits()).toEqual({ timeoutMs: 10_000, maxBuffer: 65_536, maxOutputChars: 65_536 });
+  });
+
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])("refuses %s, which would switch a limit off", (value) => {
+    expect(() => bashLimits({ timeoutMs: value })).toThrow(/bash limit timeoutMs must be a positive number/);
+  });
+});

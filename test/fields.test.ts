@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { asObject, stringField } from "../src/fields.js";
+import { schema } from "../src/schema.js";
+
+describe("schema (gate 1)", () => {
+  it("builds a closed object schema with the required fields", () => {
+    expect(schema(["path"], { path: { type: "string" } })).toEqual({
+      type: "object",
+      properties: { path: { type: "string" } },
+      required: ["path"],
+      additionalProperties: false,
+    });
+  });
+});
+
+describe("asObject", () => {
+  it.each([
+    ["null", null],
+    ["an array", ["path"]],
+    ["a string", "path"],
+    ["a number", 1],
+    ["a boolean", true],
+    ["undefined", undefined],
+  ])("refuses %s", (_label, value) => {
+    expect(asObject(value)).toBeUndefined();
+  });
+
+  it("answers the object itself for a plain object", () => {
+    const value = { path: "a" };
+    expect(asObject(value)).toBe(value);
+  });
+});
+
+describe("stringField (gate 2)", () => {
+  it.each([
+    ["a string", { path: "a.txt" }, "a.txt"],
+    ["the empty string, which is a valid value", { path: "" }, ""],
+    ["a missing field", {}, undefined],
+    ["a number", { path: 1 }, undefined],
+    ["null", { path: null }, undefined],
+    ["an array", { path: ["a"] }, undefined],
+    ["a String object", { path: new String("a") }, undefined],
+    ["input that is an array with the field as a property", Object.assign(["x"], { path: "a" }), undefined],
+    ["input that is null", null, undefined],
+  ])("for %s answers %j", (_label, input, expected) => {
+    expect(stringField(input, "path")).toBe(expected);
+  });
+});
