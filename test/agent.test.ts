@@ -1,19 +1,17 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { type Message, runAgent, scriptedProvider } from "../src/agent.js";
 import { approveAll, denyBashByDefault } from "../src/approval.js";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { type Sandbox } from "../src/audit/sandbox.js";
+import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
 
 let box: Sandbox;
+const sandbox = useSandbox();
 beforeEach(async () => {
-  box = await createSandbox();
-});
-afterEach(async () => {
-  expect(await box.canaryChanges()).toEqual([]);
-  await box.dispose();
+  box = sandbox.current;
 });
 
 describe("denyBashByDefault", () => {

@@ -1,6 +1,7 @@
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox } from "../src/audit/sandbox.js";
+import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { bashLimits } from "../src/tools/bash.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
@@ -8,20 +9,17 @@ import { createWorkspaceTools } from "../src/workspace-tools.js";
 let box: Sandbox;
 let bash: Tool;
 const fast = { timeoutMs: 500, maxBuffer: 1024, maxOutputChars: 100 };
+const sandbox = useSandbox();
 beforeEach(async () => {
-  box = await createSandbox();
+  box = sandbox.current;
   bash = createWorkspaceTools(box.root, { bash: fast })[2] as Tool;
-});
-afterEach(async () => {
-  expect(await box.canaryChanges()).toEqual([]);
-  await box.dispose();
 });
 
 describe("bash", () => {
   it("runs in the real workspace root, even when the root is given through a symlink", async () => {
     const { symlink } = await import("node:fs/promises");
-    await symlink(box.root, join(box.base, "alias"));
-    const viaAlias = createWorkspaceTools(join(box.base, "alias"))[2] as Tool;
+    await symlink(box.root, join(box.root, "alias"));
+    const viaAlias = createWorkspaceTools(join(box.root, "alias"))[2] as Tool;
     await expect(viaAlias.execute({ command: "pwd -P; pwd" })).resolves.toEqual({ content: `${box.root}\n${box.root}\n` });
   });
 

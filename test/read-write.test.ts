@@ -1,20 +1,18 @@
 import { link, mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { SECRET, type Sandbox } from "../src/audit/sandbox.js";
+import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
 
 let box: Sandbox;
 let read: Tool;
 let write: Tool;
+const sandbox = useSandbox();
 beforeEach(async () => {
-  box = await createSandbox();
+  box = sandbox.current;
   [read, write] = createWorkspaceTools(box.root) as [Tool, Tool, Tool];
-});
-afterEach(async () => {
-  expect(await box.canaryChanges()).toEqual([]);
-  await box.dispose();
 });
 
 describe("read", () => {
@@ -78,7 +76,7 @@ describe("write", () => {
     await symlink(join(box.outside, "secret.txt"), join(box.root, "escape-file"));
     const result = await write.execute({ path: path.replace("<root>", box.root), content: "pwned" });
     expect(result).toEqual({ content: "write: path escapes workspace", isError: true });
-    // the afterEach canary check proves nothing was created or changed outside
+    // useSandbox checks after each test nothing was created or changed outside
   });
 
   it("writes through a symlink that stays inside, at its target", async () => {

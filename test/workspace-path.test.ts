@@ -1,21 +1,19 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox } from "../src/audit/sandbox.js";
+import { useSandbox } from "./support/sandbox.js";
 import { isInside } from "../src/is-inside.js";
 import { nearestExistingAncestor, workspacePath } from "../src/workspace-path.js";
 
 let box: Sandbox;
+const sandbox = useSandbox();
 beforeEach(async () => {
-  box = await createSandbox();
+  box = sandbox.current;
   await mkdir(join(box.root, "src"));
   await writeFile(join(box.root, "src", "a.ts"), "export {};\n");
   await symlink(box.outside, join(box.root, "escape"));
   await symlink(join(box.outside, "secret.txt"), join(box.root, "write-link"));
-});
-afterEach(async () => {
-  expect(await box.canaryChanges()).toEqual([]);
-  await box.dispose();
 });
 
 // The chapter's table of five scenarios, row for row.
@@ -61,7 +59,7 @@ describe("workspacePath: direct attacks and legal names", () => {
   });
 
   it("resolves the root through its own symlink, once", async () => {
-    const alias = join(box.base, "alias");
+    const alias = join(box.root, "alias");
     await symlink(box.root, alias);
     await expect(workspacePath(alias, "src/a.ts", false)).resolves.toBe(join(box.root, "src", "a.ts"));
   });

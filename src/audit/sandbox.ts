@@ -2,17 +2,21 @@
  * A disposable workspace with canaries beside it, for tests and properties that must prove nothing
  * escaped.
  *
- * Layout, all under one fresh temp directory (its real path, so symlinked /tmp cannot confuse a
- * comparison):
- *   ws/                 the workspace root handed to the tools
- *   outside/            a canary directory with a secret file and a subdirectory
- *   ws-other/, ws2/, …  similar-prefix siblings of the root, each holding a secret file
+ * Layout, under one fresh temp directory `base` (its real path, so a symlinked /tmp cannot confuse a
+ * comparison), with the workspace's parent `GUARD_DEPTH` directories further down:
+ *   base/g/g/g/g/ws/                the workspace root handed to the tools
+ *   base/g/g/g/g/outside/           a canary directory with a secret file and a subdirectory
+ *   base/g/g/g/g/ws-other/, ws2/, … similar-prefix siblings of the root, each holding a secret file
+ * The guard directories exist so that a path with at most `GUARD_DEPTH` parent steps beyond the
+ * workspace's parent, even opened raw by a broken implementation under audit, still lands inside
+ * `base`, where the canary check sees it.
  *
  * Promises: `canaryChanges()` lists every difference (added, removed, changed file content, symlink
- * target or type) under each canary since creation, and `SECRET` marks every canary file so a read that
- * returns it is detectable; `dispose()` removes the whole tree, links included, without following them.
- * Does not promise: to notice writes anywhere else on the machine (the canaries sit where a path
- * mistake lands: the parent's other children).
+ * target or type) anywhere under `base` except inside the workspace, since creation; `SECRET` marks
+ * every canary file so a read that returns it is detectable; `dispose()` removes the whole tree, links
+ * included, without following them.
+ * Does not promise: to notice writes outside `base`. Generators keep every path and link target they
+ * produce within `GUARD_DEPTH` parent steps (see arbitraries.ts), which is what keeps them inside.
  */
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,6 +26,9 @@ export const SECRET = "CANARY-SECRET-7f3a";
 
 /** Suffixes that turn the root's name into a sibling whose path starts with the root's path. */
 export const SIMILAR_PREFIX_SUFFIXES = ["-other", "2", "_bak", " ", "'", ".d", "..", "-"] as const;
+
+/** Parent steps above the workspace's parent that still land inside the sandbox. */
+export const GUARD_DEPTH = 4;
 
 export interface Sandbox {
   readonly base: string;
@@ -34,10 +41,11 @@ export interface Sandbox {
 
 export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbox> {
   const base = await realpath(await mkdtemp(join(tmpdir(), prefix)));
-  const root = join(base, "ws");
-  const outside = join(base, "outside");
+  const parent = join(base, ...Array<string>(GUARD_DEPTH).fill("g"));
+  const root = join(parent, "ws");
+  const outside = join(parent, "outside");
   const siblings = SIMILAR_PREFIX_SUFFIXES.map((suffix) => `${root}${suffix}`);
-  await mkdir(root);
+  await mkdir(root, { recursive: true });
   await mkdir(join(outside, "dir"), { recursive: true });
   await writeFile(join(outside, "secret.txt"), `${SECRET} outside\n`);
   await writeFile(join(outside, "dir", "secret.txt"), `${SECRET} outside/dir\n`);
@@ -45,15 +53,14 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
     await mkdir(sibling);
     await writeFile(join(sibling, "secret.txt"), `${SECRET} ${sibling}\n`);
   }
-  const canaries = [outside, ...siblings];
-  const before = await snapshotAll(canaries);
+  const before = await snapshotOutside(base, root);
   return {
     base,
     root,
     outside,
     siblings,
     async canaryChanges() {
-      return diffSnapshots(before, await snapshotAll(canaries));
+      return diffSnapshots(before, await snapshotOutside(base, root));
     },
     async dispose() {
       await rm(base, { recursive: true, force: true });
@@ -63,13 +70,14 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
 
 type Snapshot = Map<string, string>;
 
-async function snapshotAll(dirs: readonly string[]): Promise<Snapshot> {
+async function snapshotOutside(base: string, workspace: string): Promise<Snapshot> {
   const entries: Snapshot = new Map();
-  for (const dir of dirs) await snapshotInto(dir, entries);
+  await snapshotInto(base, workspace, entries);
   return entries;
 }
 
-async function snapshotInto(path: string, entries: Snapshot): Promise<void> {
+async function snapshotInto(path: string, workspace: string, entries: Snapshot): Promise<void> {
+  if (path === workspace) return;
   let stats;
   try {
     stats = await lstat(path);
@@ -81,7 +89,7 @@ async function snapshotInto(path: string, entries: Snapshot): Promise<void> {
   else if (stats.isFile()) entries.set(path, `file ${await readFile(path, "latin1")}`);
   else if (stats.isDirectory()) {
     entries.set(path, "dir");
-    for (const name of (await readdir(path)).sort()) await snapshotInto(join(path, name), entries);
+    for (const name of (await readdir(path)).sort()) await snapshotInto(join(path, name), workspace, entries);
   } else entries.set(path, `special mode ${stats.mode}`);
 }
 
