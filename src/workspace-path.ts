@@ -24,6 +24,16 @@ export type FsApi = Pick<typeof fsPromises, "lstat" | "realpath">;
 
 export const ESCAPE_MESSAGE = "path escapes workspace";
 
+/**
+ * The chapter's path boundary bound to one root: what the file tools call with the model's candidate.
+ * Answers the path to open, or throws.
+ */
+export type Boundary = (candidate: string, creating: boolean) => Promise<string>;
+
+export function workspaceBoundary(root: string, fsApi?: FsApi): Boundary {
+  return (candidate, creating) => workspacePath(root, candidate, creating, fsApi);
+}
+
 export async function workspacePath(
   root: string,
   candidate: string,

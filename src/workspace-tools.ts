@@ -9,7 +9,7 @@ import type { Tool } from "./tool.js";
 import { type BashLimits, bashLimits, bashTool } from "./tools/bash.js";
 import { readTool } from "./tools/read.js";
 import { writeTool } from "./tools/write.js";
-import type { FsApi } from "./workspace-path.js";
+import { type FsApi, workspaceBoundary } from "./workspace-path.js";
 
 export interface WorkspaceToolsOptions {
   /** Overrides of the chapter's bash limits (10 s, 64 KiB, 64 KiB), for tests and deployments. */
@@ -19,9 +19,6 @@ export interface WorkspaceToolsOptions {
 }
 
 export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): Tool[] {
-  return [
-    readTool(root, options.fsApi),
-    writeTool(root, options.fsApi),
-    bashTool(root, bashLimits(options.bash), options.fsApi),
-  ];
+  const boundary = workspaceBoundary(root, options.fsApi);
+  return [readTool(boundary), writeTool(boundary), bashTool(boundary, bashLimits(options.bash))];
 }

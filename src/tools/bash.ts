@@ -17,7 +17,7 @@ import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
 import type { Tool } from "../tool.js";
 import { truncateHead } from "../truncate.js";
-import { type FsApi, workspacePath } from "../workspace-path.js";
+import type { Boundary } from "../workspace-path.js";
 
 export const INVALID_BASH_INPUT = "invalid bash input: command must be a string";
 
@@ -57,7 +57,7 @@ const execFileAsync = promisify(execFile);
 // keep the agent waiting forever.
 const KILL_SIGNAL = "SIGKILL";
 
-export function bashTool(root: string, limits: BashLimits = DEFAULT_BASH_LIMITS, fsApi?: FsApi): Tool {
+export function bashTool(boundary: Boundary, limits: BashLimits = DEFAULT_BASH_LIMITS): Tool {
   return {
     spec: {
       name: "bash",
@@ -71,7 +71,8 @@ export function bashTool(root: string, limits: BashLimits = DEFAULT_BASH_LIMITS,
       if (command === undefined) return { content: INVALID_BASH_INPUT, isError: true };
       const shell = process.env.SHELL ?? "/bin/sh";
       try {
-        const cwd = await workspacePath(root, ".", false, fsApi);
+        // The chapter's way to the real root: the boundary applied to "." itself.
+        const cwd = await boundary(".", false);
         const { stdout, stderr } = await execFileAsync(shell, ["-c", command], {
           cwd,
           timeout: limits.timeoutMs,

@@ -2,7 +2,7 @@
  * The `read` tool: a UTF-8 text file inside the workspace, through gates 2, 3 and 4.
  *
  * Promises: input without a string `path` is refused with the chapter's message; the file opened is
- * the one `workspacePath` checked (not creating); only regular files are read, so a FIFO or a device
+ * the one the boundary (`workspacePath`) checked, not creating; only regular files are read, so a FIFO or a device
  * answers `not a regular file` instead of blocking the agent; content over 16 000 characters keeps
  * the first and last 8 000 and says how many were dropped.
  * Does not promise: protection against a swap between check and open (TOCTOU), or against a hardlink
@@ -14,7 +14,7 @@ import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
 import type { Tool } from "../tool.js";
 import { truncateRead } from "../truncate.js";
-import { type FsApi, workspacePath } from "../workspace-path.js";
+import type { Boundary } from "../workspace-path.js";
 
 export const INVALID_READ_INPUT = "invalid read input: path must be a string";
 
@@ -22,7 +22,7 @@ export const INVALID_READ_INPUT = "invalid read input: path must be a string";
 // not exist on Windows, where FIFOs are not files anyway.
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
-export function readTool(root: string, fsApi?: FsApi): Tool {
+export function readTool(boundary: Boundary): Tool {
   return {
     spec: {
       name: "read",
@@ -36,7 +36,7 @@ export function readTool(root: string, fsApi?: FsApi): Tool {
       const path = stringField(input, "path");
       if (path === undefined) return { content: INVALID_READ_INPUT, isError: true };
       try {
-        const target = await workspacePath(root, path, false, fsApi);
+        const target = await boundary(path, false);
         return { content: truncateRead(await readRegularFile(target)) };
       } catch (error) {
         return failure(error, "read");

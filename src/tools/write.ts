@@ -14,11 +14,11 @@ import { failure } from "../failure.js";
 import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
 import type { Tool } from "../tool.js";
-import { type FsApi, workspacePath } from "../workspace-path.js";
+import type { Boundary } from "../workspace-path.js";
 
 export const INVALID_WRITE_INPUT = "invalid write input: path and content must be strings";
 
-export function writeTool(root: string, fsApi?: FsApi): Tool {
+export function writeTool(boundary: Boundary): Tool {
   return {
     spec: {
       name: "write",
@@ -34,7 +34,7 @@ export function writeTool(root: string, fsApi?: FsApi): Tool {
       const content = stringField(input, "content");
       if (path === undefined || content === undefined) return { content: INVALID_WRITE_INPUT, isError: true };
       try {
-        const target = await workspacePath(root, path, true, fsApi);
+        const target = await boundary(path, true);
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, content);
         return { content: `wrote ${Buffer.byteLength(content)} bytes to ${path}` };
