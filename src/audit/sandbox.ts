@@ -49,10 +49,12 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
   await mkdir(join(outside, "dir"), { recursive: true });
   await writeFile(join(outside, "secret.txt"), `${SECRET} outside\n`);
   await writeFile(join(outside, "dir", "secret.txt"), `${SECRET} outside/dir\n`);
-  for (const sibling of siblings) {
-    await mkdir(sibling);
-    await writeFile(join(sibling, "secret.txt"), `${SECRET} ${sibling}\n`);
-  }
+  await Promise.all(
+    siblings.map(async (sibling) => {
+      await mkdir(sibling);
+      await writeFile(join(sibling, "secret.txt"), `${SECRET} ${sibling}\n`);
+    }),
+  );
   const before = await snapshotOutside(base, root);
   return {
     base,

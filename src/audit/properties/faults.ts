@@ -1,0 +1,103 @@
+/**
+ * Fault classes: with an injected `fsApi` whose n-th `lstat` or `realpath` fails with EACCES, EIO,
+ * ELOOP or ENAMETOOLONG, nothing is accepted. Only ENOENT may mean "missing"; any other failure must
+ * come out of `workspacePath` as that same error code (never swallowed into a walk up or an "allowed"),
+ * and out of a tool as an `isError` result.
+ * A fork that ignores the injected `fsApi` never meets the fault, and passes vacuously for that run.
+ */
+import fc from "fast-check";
+import * as fsPromises from "node:fs/promises";
+import { type Candidate, candidateText, modelledCandidate, treeWithCandidate } from "../arbitraries.js";
+import { type AuditProperty, execute, inSandbox, settle, toolsOf, violation } from "../property.js";
+import { type Tree, materialize } from "../tree.js";
+import type { FsApi } from "../../workspace-path.js";
+import { renderCase } from "./containment.js";
+
+export const FAULT_CODES = ["EACCES", "EIO", "ELOOP", "ENAMETOOLONG"] as const;
+
+export interface Fault {
+  code: (typeof FAULT_CODES)[number];
+  operation: "lstat" | "realpath";
+  /** Fails the n-th call (0-based) of that operation. */
+  call: number;
+}
+
+export interface FaultCase {
+  tree: Tree;
+  candidate: Candidate;
+  creating: boolean;
+  fault: Fault;
+}
+
+const faultCase: fc.Arbitrary<FaultCase> = fc
+  .tuple(
+    treeWithCandidate(modelledCandidate),
+    fc.record({ code: fc.constantFrom(...FAULT_CODES), operation: fc.constantFrom("lstat" as const, "realpath" as const), call: fc.nat({ max: 4 }) }),
+  )
+  .map(([aimed, fault]) => ({ ...aimed, fault }));
+
+/** The real `lstat`/`realpath`, except for one call that fails with the fault's code. */
+export function faultyFs(fault: Fault): { fsApi: FsApi; fired: () => boolean } {
+  let calls = 0;
+  let fired = false;
+  const maybeFail = (operation: Fault["operation"], path: unknown) => {
+    if (operation !== fault.operation || calls++ !== fault.call) return;
+    fired = true;
+    throw Object.assign(new Error(`${fault.code}: injected fault, ${operation} '${String(path)}'`), { code: fault.code, syscall: operation });
+  };
+  const fsApi = {
+    lstat: async (path: string) => {
+      maybeFail("lstat", path);
+      return fsPromises.lstat(path);
+    },
+    realpath: async (path: string) => {
+      maybeFail("realpath", path);
+      return fsPromises.realpath(path);
+    },
+  } as FsApi;
+  return { fsApi, fired: () => fired };
+}
+
+const renderFault = (value: FaultCase, call?: string) =>
+  `${renderCase(value, call)}\nfault: call #${value.fault.call} of ${value.fault.operation} fails with ${value.fault.code}`;
+
+export const faultsWorkspacePath: AuditProperty<FaultCase> = {
+  id: "faults.workspacePath",
+  gate: "workspacePath",
+  kind: "guarantee",
+  title: "an fs error other than ENOENT propagates out of workspacePath unchanged",
+  needs: ["workspacePath"],
+  arbitrary: faultCase,
+  render: (value) => renderFault(value),
+  async check(target, { tree, candidate: spec, creating, fault }) {
+    await inSandbox(async (box) => {
+      await materialize(tree, box);
+      const { fsApi, fired } = faultyFs(fault);
+      const answer = await settle(target.workspacePath!(box.root, candidateText(box, spec), creating, fsApi));
+      if (!fired()) return;
+      if (answer.ok) violation(`accepted ${String(answer.value)} although ${fault.operation} failed with ${fault.code}`);
+      const code = (answer.error as NodeJS.ErrnoException | undefined)?.code;
+      if (code !== fault.code) violation(`${fault.code} from ${fault.operation} came out as ${String(code ?? answer.error)}`);
+    });
+  },
+};
+
+export const faultsTools: AuditProperty<FaultCase> = {
+  id: "faults.tools",
+  gate: "workspacePath",
+  kind: "guarantee",
+  title: "a tool whose path check meets an fs fault answers isError",
+  needs: ["createWorkspaceTools"],
+  arbitrary: faultCase,
+  render: (value) => renderFault(value, value.creating ? "write" : "read"),
+  async check(target, { tree, candidate: spec, creating, fault }) {
+    await inSandbox(async (box) => {
+      await materialize(tree, box);
+      const { fsApi, fired } = faultyFs(fault);
+      const tools = toolsOf(target, box.root, { fsApi });
+      const path = candidateText(box, spec);
+      const result = creating ? await execute(tools.write, { path, content: "fault probe" }) : await execute(tools.read, { path });
+      if (fired() && result.isError !== true) violation(`answered success (${String(result.content).slice(0, 120)}) although ${fault.operation} failed with ${fault.code}`);
+    });
+  },
+};

@@ -1,0 +1,26 @@
+/** Every audit property, in report order: the field gate, the path gate, the size gate, the limits. */
+import type { AuditProperty } from "../property.js";
+import { containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
+import { faultsTools, faultsWorkspacePath } from "./faults.js";
+import { fieldsRootFromInput, fieldsTools } from "./fields.js";
+import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
+import { limitsHardlink } from "./limits.js";
+import { precisionWorkspacePath } from "./precision.js";
+import { sequencesBash } from "./sequences.js";
+import { truncationRead } from "./truncation.js";
+
+export const PROPERTIES: readonly AuditProperty<unknown>[] = [
+  fieldsTools,
+  fieldsRootFromInput,
+  isInsidePosix,
+  isInsideWin32,
+  containmentWorkspacePath,
+  containmentRead,
+  containmentWrite,
+  precisionWorkspacePath,
+  faultsWorkspacePath,
+  faultsTools,
+  sequencesBash,
+  truncationRead,
+  limitsHardlink,
+];

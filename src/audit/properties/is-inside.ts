@@ -1,0 +1,74 @@
+/**
+ * `isInside` under both path flavours, against the component-wise reference (reference-inside.ts):
+ * similar prefixes, `..foo`, `..` climbs, case variants, other drives, UNC and device prefixes, and
+ * mixed separators on win32.
+ */
+import fc from "fast-check";
+import * as nodePath from "node:path";
+import type { AuditProperty } from "../property.js";
+import { violation } from "../property.js";
+import { referenceInsidePosix, referenceInsideWin32 } from "../reference-inside.js";
+import { SIMILAR_PREFIX_SUFFIXES } from "../sandbox.js";
+
+interface PathPair {
+  root: string;
+  path: string;
+}
+
+const rootName = fc.constantFrom("ws", "work", "Work", "a");
+const tailSegment = fc.constantFrom("..", ".", "", "..foo", "...", "x", "ws", "WS", "work", ...SIMILAR_PREFIX_SUFFIXES.map((s) => `ws${s}`));
+
+const posixPair: fc.Arbitrary<PathPair> = fc
+  .record({
+    rootParts: fc.array(rootName, { minLength: 1, maxLength: 3 }),
+    shared: fc.nat({ max: 3 }),
+    suffix: fc.constantFrom("", ...SIMILAR_PREFIX_SUFFIXES),
+    tail: fc.array(tailSegment, { maxLength: 4 }),
+  })
+  .map(({ rootParts, shared, suffix, tail }) => {
+    const kept = rootParts.slice(0, shared);
+    const near = rootParts.slice(shared).map((part, index) => (index === 0 ? part + suffix : part));
+    return { root: `/${rootParts.join("/")}`, path: `/${[...kept, ...near, ...tail].join("/")}` };
+  });
+
+const win32Device = fc.constantFrom("C:", "c:", "D:", "\\\\server\\share", "\\\\SERVER\\Share", "\\\\?\\C:", "\\\\.\\C:", "\\\\?\\UNC");
+const separator = fc.constantFrom("\\", "/");
+
+const win32Pair: fc.Arbitrary<PathPair> = fc
+  .record({
+    rootDevice: win32Device,
+    pathDevice: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: win32Device }),
+    rootParts: fc.array(rootName, { minLength: 1, maxLength: 3 }),
+    upperCase: fc.boolean(),
+    suffix: fc.constantFrom("", ...SIMILAR_PREFIX_SUFFIXES),
+    tail: fc.array(fc.tuple(separator, tailSegment), { maxLength: 4 }),
+    rootSeparator: separator,
+  })
+  .map(({ rootDevice, pathDevice, rootParts, upperCase, suffix, tail, rootSeparator }) => {
+    const root = `${rootDevice}\\${rootParts.join("\\")}`;
+    const device = pathDevice ?? (upperCase ? rootDevice.toUpperCase() : rootDevice);
+    const again = rootParts.map((part) => (upperCase ? part.toUpperCase() : part)).join(rootSeparator);
+    return { root, path: `${device}${rootSeparator}${again}${suffix}${tail.map(([sep, seg]) => sep + seg).join("")}` };
+  });
+
+function isInsideProperty(flavour: "posix" | "win32"): AuditProperty<PathPair> {
+  const pathApi = flavour === "posix" ? nodePath.posix : nodePath.win32;
+  const reference = flavour === "posix" ? referenceInsidePosix : referenceInsideWin32;
+  return {
+    id: `isInside.${flavour}`,
+    gate: "isInside",
+    kind: "guarantee",
+    title: `isInside agrees with a component-wise reference under path.${flavour}`,
+    needs: ["isInside"],
+    arbitrary: flavour === "posix" ? posixPair : win32Pair,
+    render: ({ root, path }) => `isInside(${JSON.stringify(root)}, ${JSON.stringify(path)}, path.${flavour})`,
+    async check(target, { root, path }) {
+      const expected = reference(root, path);
+      const actual = target.isInside!(root, path, pathApi);
+      if (actual !== expected) violation(`answered ${String(actual)}; ${path} is ${expected ? "inside" : "outside"} ${root}`);
+    },
+  };
+}
+
+export const isInsidePosix = isInsideProperty("posix");
+export const isInsideWin32 = isInsideProperty("win32");

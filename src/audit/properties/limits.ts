@@ -1,0 +1,43 @@
+/**
+ * Known limits, stated as the rule a stronger implementation would keep. The chapter's tools fail
+ * them by design; the audit reports that as a known limit, and a fork that passes one has closed it.
+ *
+ * - `limits.hardlink`: a hardlink inside the workspace to an outside file (made by anyone who can
+ *   create links there) neither leaks the file on read nor changes it on write. Every path check
+ *   passes it, since realpath reports the inside name; only `nlink > 1` gives it away.
+ */
+import fc from "fast-check";
+import { fsTree, hardlinkToOutside } from "../arbitraries.js";
+import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { SECRET } from "../sandbox.js";
+import { type Tree, type TreeEntry, materialize, renderTree } from "../tree.js";
+
+interface HardlinkCase {
+  tree: Tree;
+  link: TreeEntry;
+  operation: "read" | "write";
+}
+
+export const limitsHardlink: AuditProperty<HardlinkCase> = {
+  id: "limits.hardlink",
+  gate: "workspacePath",
+  kind: "limit",
+  title: "a hardlink to an outside file neither leaks it nor changes it",
+  needs: ["createWorkspaceTools"],
+  arbitrary: fc.record({
+    tree: fsTree,
+    link: hardlinkToOutside.map((entry) => ({ ...entry, at: entry.at.slice(0, 1) })),
+    operation: fc.constantFrom("read" as const, "write" as const),
+  }),
+  render: ({ tree, link, operation }) => `tree:\n${renderTree([link, ...tree])}\ncall: ${operation} ${JSON.stringify(link.at.join("/"))}`,
+  async check(target, { tree, link, operation }) {
+    await inSandbox(async (box) => {
+      await materialize([link, ...tree], box);
+      const tools = toolsOf(target, box.root);
+      const path = link.at.join("/");
+      const result =
+        operation === "read" ? await execute(tools.read, { path }) : await execute(tools.write, { path, content: "overwritten through a hardlink" });
+      if (String(result.content).includes(SECRET)) violation(`read returned the outside file through the hardlink ${path}`);
+    });
+  },
+};

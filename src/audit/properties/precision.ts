@@ -1,0 +1,35 @@
+/**
+ * Precision: `workspacePath` agrees with the model resolver (model-resolver.ts) on every generated
+ * tree, so it neither accepts what the chapter refuses nor refuses a legitimate path such as `..foo`
+ * or a link that stays inside; an accepted path must be exactly the lexically resolved candidate.
+ */
+import { candidateText, modelledCandidate, treeWithCandidate } from "../arbitraries.js";
+import { predictWorkspacePath, scanModel } from "../model-resolver.js";
+import { type AuditProperty, inSandbox, settle, violation } from "../property.js";
+import { materialize } from "../tree.js";
+import { type ContainmentCase, renderCase } from "./containment.js";
+
+export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
+  id: "precision.workspacePath",
+  gate: "workspacePath",
+  kind: "guarantee",
+  title: "workspacePath accepts exactly what the model resolver accepts, at the same path",
+  needs: ["workspacePath"],
+  arbitrary: treeWithCandidate(modelledCandidate),
+  render: (value) => renderCase(value),
+  async check(target, { tree, candidate: spec, creating }) {
+    await inSandbox(async (box) => {
+      await materialize(tree, box);
+      const text = candidateText(box, spec);
+      const expected = predictWorkspacePath(await scanModel(box.base), box.root, text, creating);
+      if (expected.kind === "unknown") return;
+      const actual = await settle(target.workspacePath!(box.root, text, creating));
+      if (expected.kind === "accept" && !actual.ok)
+        violation(`refused a legitimate path (model accepts ${expected.path}): ${String(actual.error)}`);
+      if (expected.kind === "accept" && actual.ok && actual.value !== expected.path)
+        violation(`accepted, but answered ${String(actual.value)} instead of ${expected.path}`);
+      if (expected.kind === "refuse" && actual.ok)
+        violation(`accepted ${String(actual.value)}, which the model refuses (${expected.reason})`);
+    });
+  },
+};

@@ -1,0 +1,137 @@
+/**
+ * Sequences: the workspace changes under the tools' feet. Approved bash commands create symlinks (in
+ * and out of the workspace), hardlinks between workspace entries, rename and replace entries, and are
+ * interleaved with reads and writes; after every read or write nothing outside has changed, no read
+ * returned canary content, and a successful write left its content inside.
+ *
+ * Bash acts only on top-level names of the workspace, whose parent is the real root, and never writes
+ * through a link (`ln -P`, `mv -T`, `rm` before create), so whatever reaches a canary did so through
+ * the tools. Hardlinks here join workspace entries only; a hardlink to an outside file is the known
+ * limit that `limits.hardlink` states on its own.
+ */
+import fc from "fast-check";
+import { type Candidate, candidateText, fsTree, linkTarget, relativeCandidate, treeName } from "../arbitraries.js";
+import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { containsFileWith } from "./containment.js";
+import { SECRET, type Sandbox } from "../sandbox.js";
+import { type LinkTarget, type Tree, linkText, materialize, renderTree } from "../tree.js";
+
+interface World {
+  box: Sandbox;
+  tools: NamedTools;
+  step: number;
+}
+
+type Step =
+  | { kind: "symlink"; name: string; target: LinkTarget }
+  | { kind: "hardlink"; name: string; existing: string }
+  | { kind: "rename"; from: string; to: string }
+  | { kind: "mkdir"; name: string }
+  | { kind: "replaceWithFile"; name: string }
+  | { kind: "read"; candidate: Candidate }
+  | { kind: "write"; candidate: Candidate };
+
+const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+function shellFor(step: Step, box: Sandbox): string | undefined {
+  switch (step.kind) {
+    case "symlink":
+      return `rm -rf -- ${quote(step.name)} && ln -s -- ${quote(linkText(box, [step.name], step.target))} ${quote(step.name)}`;
+    case "hardlink":
+      return `ln -P -f -T -- ${quote(step.existing)} ${quote(step.name)}`;
+    case "rename":
+      return `mv -T -f -- ${quote(step.from)} ${quote(step.to)}`;
+    case "mkdir":
+      return `rm -f -- ${quote(step.name)}; mkdir -p -- ${quote(step.name)}`;
+    case "replaceWithFile":
+      return `rm -rf -- ${quote(step.name)} && printf 'plain file\\n' > ${quote(step.name)}`;
+    default:
+      return undefined;
+  }
+}
+
+function describeStep(step: Step): string {
+  switch (step.kind) {
+    case "symlink":
+      return `bash: ln -s ${JSON.stringify(step.target)} ${step.name}`;
+    case "hardlink":
+      return `bash: ln ${step.existing} ${step.name}`;
+    case "rename":
+      return `bash: mv -T ${step.from} ${step.to}`;
+    case "mkdir":
+      return `bash: mkdir ${step.name}`;
+    case "replaceWithFile":
+      return `bash: replace ${step.name} with a file`;
+    case "read":
+    case "write":
+      return `${step.kind} ${step.candidate.form === "text" ? JSON.stringify(step.candidate.text) : `$${step.candidate.area}/${step.candidate.rest}`}`;
+  }
+}
+
+class StepCommand implements fc.AsyncCommand<object, World> {
+  constructor(readonly step: Step) {}
+  check() {
+    return true;
+  }
+  async run(_model: object, world: World) {
+    world.step++;
+    const shell = shellFor(this.step, world.box);
+    if (shell !== undefined) {
+      await execute(world.tools.bash, { command: shell });
+      return;
+    }
+    const { step } = this;
+    if (step.kind === "read") {
+      const result = await execute(world.tools.read, { path: candidateText(world.box, step.candidate) });
+      if (String(result.content).includes(SECRET)) violation(`step ${world.step}: read returned canary content`);
+    } else if (step.kind === "write") {
+      const content = `sequence write ${world.step}`;
+      const result = await execute(world.tools.write, { path: candidateText(world.box, step.candidate), content });
+      if (result.isError !== true && !(await containsFileWith(world.box.root, content)))
+        violation(`step ${world.step}: write reported success but its content is nowhere inside the workspace`);
+    }
+    const changes = await world.box.canaryChanges();
+    if (changes.length > 0) violation(`step ${world.step} (${describeStep(step)}) changed outside: ${changes.join(", ")}`);
+  }
+  toString() {
+    return describeStep(this.step);
+  }
+}
+
+const candidateArb: fc.Arbitrary<Candidate> = relativeCandidate.map((text) => ({ form: "text", text }));
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ kind: fc.constant("symlink" as const), name: treeName, target: linkTarget }),
+  fc.record({ kind: fc.constant("hardlink" as const), name: treeName, existing: treeName }),
+  fc.record({ kind: fc.constant("rename" as const), from: treeName, to: treeName }),
+  fc.record({ kind: fc.constant("mkdir" as const), name: treeName }),
+  fc.record({ kind: fc.constant("replaceWithFile" as const), name: treeName }),
+  fc.record({ kind: fc.constant("read" as const), candidate: candidateArb }),
+  fc.record({ kind: fc.constant("write" as const), candidate: candidateArb }),
+);
+
+interface SequenceCase {
+  tree: Tree;
+  commands: Iterable<fc.AsyncCommand<object, World>>;
+}
+
+export const sequencesBash: AuditProperty<SequenceCase> = {
+  id: "sequences.bash",
+  gate: "workspacePath",
+  kind: "guarantee",
+  title: "links, renames and replacements made by bash never let read or write escape",
+  needs: ["createWorkspaceTools"],
+  budgetScale: 0.3,
+  arbitrary: fc.record({
+    tree: fsTree,
+    commands: fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 12 }),
+  }),
+  render: ({ tree, commands }) => `tree:\n${renderTree(tree)}\nsteps:\n  ${[...commands].map(String).join("\n  ")}`,
+  async check(target, { tree, commands }) {
+    await inSandbox(async (box) => {
+      await materialize(tree, box);
+      const tools = toolsOf(target, box.root);
+      await fc.asyncModelRun(() => ({ model: {}, real: { box, tools, step: 0 } }), commands);
+    });
+  },
+};

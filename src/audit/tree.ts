@@ -1,0 +1,106 @@
+/**
+ * Generated filesystem trees as plain data, and how they are laid out inside a sandbox's workspace.
+ *
+ * Promises: `materialize` creates entries only inside the workspace and only under directories it
+ * created itself (never through a symlink), so setting up a tree cannot touch a canary; entries that
+ * do not fit (parent missing or not a directory, name taken) are skipped and left out of the answer.
+ * Link targets stay within the sandbox by construction: they name the workspace, the outside canary or
+ * a similar-prefix sibling, or a relative text of at most two parent steps.
+ * Does not promise: that every generated entry exists; read the returned list, not the input.
+ */
+import { link, mkdir, symlink, writeFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { type Sandbox, SIMILAR_PREFIX_SUFFIXES } from "./sandbox.js";
+
+/** Where a link points: the workspace, the outside canary, or the i-th similar-prefix sibling. */
+export type Area = "root" | "outside" | `sibling${number}`;
+
+export type LinkTarget =
+  | { form: "absolute" | "relative"; area: Area; path: readonly string[] }
+  /** Written verbatim, for the targets that are about the text itself: `.`, `..`, `../`, a self name. */
+  | { form: "text"; text: string };
+
+export type TreeEntry =
+  | { kind: "dir"; at: readonly string[] }
+  | { kind: "file"; at: readonly string[] }
+  | { kind: "symlink"; at: readonly string[]; target: LinkTarget }
+  /** A second name for an existing file: another workspace file, or the outside canary's secret. */
+  | { kind: "hardlink"; at: readonly string[]; to: { area: "root"; path: readonly string[] } | { area: "outside" } };
+
+export type Tree = readonly TreeEntry[];
+
+export function areaPath(box: Sandbox, area: Area): string {
+  if (area === "root") return box.root;
+  if (area === "outside") return box.outside;
+  const sibling = box.siblings[Number(area.slice("sibling".length)) % SIMILAR_PREFIX_SUFFIXES.length];
+  if (sibling === undefined) throw new Error(`no sibling for ${area}`);
+  return sibling;
+}
+
+export function linkText(box: Sandbox, at: readonly string[], target: LinkTarget): string {
+  if (target.form === "text") return target.text;
+  const absolute = join(areaPath(box, target.area), ...target.path);
+  return target.form === "absolute" ? absolute : relative(join(box.root, ...at.slice(0, -1)), absolute) || ".";
+}
+
+/** Lays the tree out under `box.root` and answers the entries that were actually created. */
+export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]> {
+  const directories = new Set([""]);
+  const taken = new Set<string>();
+  const files = new Set<string>();
+  const created: TreeEntry[] = [];
+  for (const entry of tree) {
+    const key = entry.at.join("/");
+    if (entry.at.length === 0 || taken.has(key) || !directories.has(entry.at.slice(0, -1).join("/"))) continue;
+    const path = join(box.root, ...entry.at);
+    switch (entry.kind) {
+      case "dir":
+        await mkdir(path);
+        directories.add(key);
+        break;
+      case "file":
+        await writeFile(path, `file ${key}\n`);
+        files.add(key);
+        break;
+      case "symlink":
+        await symlink(linkText(box, entry.at, entry.target), path);
+        break;
+      case "hardlink": {
+        if (entry.to.area === "root" && !files.has(entry.to.path.join("/"))) continue;
+        const source = entry.to.area === "outside" ? join(box.outside, "secret.txt") : join(box.root, ...entry.to.path);
+        await link(source, path);
+        files.add(key);
+        break;
+      }
+    }
+    taken.add(key);
+    created.push(entry);
+  }
+  return created;
+}
+
+/** One line per entry, as a counterexample shows it: `ws/a/l -> ../../outside`. */
+export function renderTree(tree: Tree, box?: Sandbox): string {
+  if (tree.length === 0) return "  (empty workspace)";
+  return tree
+    .map((entry) => {
+      const name = ["ws", ...entry.at].join("/");
+      switch (entry.kind) {
+        case "dir":
+          return `  ${name}/`;
+        case "file":
+          return `  ${name}`;
+        case "symlink":
+          return `  ${name} -> ${box === undefined ? describeTarget(entry.target) : linkText(box, entry.at, entry.target)}`;
+        case "hardlink":
+          return `  ${name} == ${entry.to.area === "outside" ? "outside/secret.txt" : ["ws", ...entry.to.path].join("/")} (hardlink)`;
+      }
+    })
+    .join("\n");
+}
+
+function describeTarget(target: LinkTarget): string {
+  if (target.form === "text") return JSON.stringify(target.text);
+  const area = target.area === "root" ? "ws" : target.area;
+  return `${target.form === "absolute" ? "$BOX/" : ""}${[area, ...target.path].join("/")}${target.form === "relative" ? " (relative)" : ""}`;
+}

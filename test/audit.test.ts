@@ -1,0 +1,123 @@
+import fc from "fast-check";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROPERTIES } from "../src/audit/properties/index.js";
+import type { JsonReport } from "../src/audit/report.js";
+import { runProperty } from "../src/audit/run.js";
+import { type AuditTarget, referenceTarget } from "../src/audit/target.js";
+import { main } from "../src/cli.js";
+
+const seed = fc.readConfigureGlobal().seed ?? Math.floor(Math.random() * 0x7fffffff);
+
+async function cli(...argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  return { code, stdout, stderr };
+}
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "workspace-gates-audit-test-"));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe("the audit on the reference implementation", () => {
+  let reference: AuditTarget;
+  beforeAll(async () => {
+    reference = await referenceTarget();
+  });
+
+  it.each(PROPERTIES.filter((property) => property.kind === "guarantee").map((property) => [property.id, property] as const))(
+    "%s holds",
+    async (_id, property) => {
+      const result = await runProperty(property, reference, { seed, runs: 25 });
+      expect(result, `seed ${seed}: ${result.reason}\n${result.counterexample}`).toMatchObject({ status: "passed", runs: expect.any(Number) });
+      expect(result.runs).toBeGreaterThan(0);
+    },
+  );
+
+  it.each(PROPERTIES.filter((property) => property.kind === "limit").map((property) => [property.id, property] as const))(
+    "%s fails, as the known limit SECURITY.md documents",
+    async (_id, property) => {
+      const result = await runProperty(property, reference, { seed, runs: 25 });
+      expect(result.status).toBe("failed");
+    },
+  );
+});
+
+describe("the audit catches the classic mistakes", () => {
+  it.each([
+    ["similar-prefix", ["isInside.posix", "isInside.win32", "containment.workspacePath", "precision.workspacePath"]],
+    ["lexical-only", ["precision.workspacePath", "containment.write"]],
+  ])("fails fixtures/vulnerable/%s.ts, caught by %j", async (name, catchers) => {
+    const json = join(scratch, `${name}.json`);
+    const only = ["--only", catchers.join(",")];
+    const { code, stdout } = await cli("audit", `fixtures/vulnerable/${name}.ts`, ...only, "--seed", "1", "--runs", "50", "--json", json);
+    expect(code, stdout).toBe(1);
+    const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
+    const failed = report.results.filter((result) => result.status === "failed" && result.kind === "guarantee").map((result) => result.id);
+    expect(failed.sort()).toEqual([...catchers].sort());
+  });
+
+  it("prints a replay command that reproduces the shrunk case", async () => {
+    const json = join(scratch, "replay.json");
+    await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.write", "--seed", "3", "--json", json);
+    const [failure] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
+    expect(failure?.replay).toMatch(/^npx workspace-gates audit fixtures\/vulnerable\/similar-prefix\.ts --only containment\.write --seed 3 --path \S+$/);
+    const replayArgs = (failure?.replay as string).split(" ").slice(2);
+    const again = await cli(...replayArgs);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toContain((failure?.counterexample as string).split("\n").join("\n      "));
+  });
+});
+
+describe("workspace-gates audit, the command", () => {
+  it("exits 0 on the reference and prints one row per property and the summary", async () => {
+    const { code, stdout } = await cli("audit", "--runs", "3", "--seed", "7", "--only", "isInside.posix,fields.tools,limits.hardlink");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+passed\s+3\s+\d+\.\ds$/m);
+    expect(stdout).toMatch(/^workspacePath\s+limits\.hardlink\s+known limit\s+1\s/m);
+    expect(stdout).toContain("known limits (fail by design, see SECURITY.md): limits.hardlink");
+    expect(stdout).toMatch(/^audit: 2 passed, 0 failed, 0 skipped$/m);
+  });
+
+  it("skips what a module does not export, and audits the rest", async () => {
+    const module = join(scratch, "only-is-inside.mjs");
+    await writeFile(module, 'export { isInside } from "' + join(process.cwd(), "src/is-inside.ts") + '";\n');
+    const json = join(scratch, "only.json");
+    const { code } = await cli("audit", module, "--runs", "5", "--seed", "1", "--json", json);
+    const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
+    expect(code).toBe(0);
+    expect(report.results.filter((result) => result.status !== "skipped").map((result) => result.id)).toEqual(["isInside.posix", "isInside.win32"]);
+    expect(report).toMatchObject({ target: module, seed: 1, runs: 5 });
+  });
+
+  it.each([
+    [["audit", "--runs", "0"], /--runs must be at least 1/],
+    [["audit", "--runs", "many"], /--runs must be an integer/],
+    [["audit", "--only", "nope"], /unknown property: nope/],
+    [["audit", "--frobnicate"], /Unknown option '--frobnicate'/],
+    [["audit", "a.ts", "b.ts"], /at most one MODULE/],
+    [["audit", "--path", "0:1", "--only", "fields.tools"], /--path replays one case/],
+    [["nope"], /unknown command: nope/],
+  ])("exits 2 on %j", async (argv, message) => {
+    const { code, stderr } = await cli(...argv);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+  });
+
+  it("exits 2 when the module cannot be loaded", async () => {
+    const broken = join(scratch, "broken.mjs");
+    await writeFile(broken, "throw new Error('cannot even start');\n");
+    for (const module of [broken, join(scratch, "missing.mjs")]) {
+      const { code, stderr } = await cli("audit", module, "--runs", "1");
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/^audit: cannot load /);
+    }
+  });
+});
