@@ -23,17 +23,21 @@ export interface InterruptGuard {
 export function guardInterrupts(): InterruptGuard {
   const controller = new AbortController();
   let received: NodeJS.Signals | undefined;
-  const onSignal = (name: NodeJS.Signals) => {
-    if (received !== undefined) return;
-    received = name;
-    controller.abort(new Error(`interrupted by ${name}`));
-  };
-  for (const name of GUARDED) process.on(name, onSignal);
+  // One listener per signal, closing over its name: the argument Node passes is not relied on.
+  const listeners = GUARDED.map((name) => {
+    const listener = () => {
+      if (received !== undefined) return;
+      received = name;
+      controller.abort(new Error(`interrupted by ${name}`));
+    };
+    process.on(name, listener);
+    return [name, listener] as const;
+  });
   return {
     signal: controller.signal,
     exitCode: () => (received === undefined ? undefined : 128 + constants.signals[received]),
     dispose() {
-      for (const name of GUARDED) process.off(name, onSignal);
+      for (const [name, listener] of listeners) process.off(name, listener);
     },
   };
 }
