@@ -10,7 +10,7 @@ try {
   // exitCode, not exit(): let stdout drain before the process ends.
   process.exitCode = await toctouCommand.run(process.argv.slice(2), io);
 } catch (error) {
-  if (!(error instanceof UsageError)) throw error;
-  io.stderr(`${error.message}\n\n${toctouCommand.usage}`);
+  // Exit 2 either way: 1 is reserved for "an escape was seen".
+  io.stderr(error instanceof UsageError ? `${error.message}\n\n${toctouCommand.usage}` : `${error instanceof Error ? error.stack : String(error)}\n`);
   process.exitCode = 2;
 }

@@ -15,8 +15,9 @@
  * an unexpected fs error ends the thread and is reported as `failure`.
  * Does not promise: any rate. The thread competes with the tools for this machine's cores.
  *
- * The thread's code is plain JavaScript run with `eval: true`, so it starts the same way under tsx,
- * vitest and compiled `dist/`, with no TypeScript loader in the worker.
+ * The thread's code is plain CommonJS run with `eval: true` and none of the parent's Node flags, so
+ * it starts the same way under tsx, vitest and compiled `dist/`, with no TypeScript loader in the
+ * worker and whatever `--input-type` the parent was started with.
  */
 import { Worker } from "node:worker_threads";
 import type { Arena } from "./arena.js";
@@ -85,6 +86,8 @@ export async function startRacer(arena: Arena): Promise<Racer> {
   const countView = new BigInt64Array(counters);
   const worker = new Worker(RACER_SOURCE, {
     eval: true,
+    // Not the parent's flags: `--input-type=module` would make the eval'd CommonJS source an ES module.
+    execArgv: [],
     workerData: { ...arena, stopFlag, counters },
   });
   let failure: string | null = null;
