@@ -8,8 +8,9 @@
 import { pathToFileURL } from "node:url";
 import { auditCommand } from "./audit/command.js";
 import { type CliCommand, type CliIo, UsageError } from "./cli-command.js";
+import { toctouCommand } from "./toctou/command.js";
 
-const COMMANDS: readonly CliCommand[] = [auditCommand];
+const COMMANDS: readonly CliCommand[] = [auditCommand, toctouCommand];
 
 const USAGE = `usage: workspace-gates <command> [options]
 

@@ -7,12 +7,14 @@
  *   base/g/g/g/g/ws/                the workspace root handed to the tools
  *   base/g/g/g/g/outside/           a canary directory with a secret file and a subdirectory
  *   base/g/g/g/g/ws-other/, ws2/, … similar-prefix siblings of the root, each holding a secret file
+ *   base/g/g/g/g/scratch/           the caller's own moving parts (a TOCTOU attacker parks here); not
+ *                                   a canary, so nothing is ever expected to land in it by accident
  * The guard directories exist so that a path with at most `GUARD_DEPTH` parent steps beyond the
  * workspace's parent, even opened raw by a broken implementation under audit, still lands inside
  * `base`, where the canary check sees it.
  *
  * Promises: `canaryChanges()` lists every difference (added, removed, changed file content, symlink
- * target or type) anywhere under `base` except inside the workspace, since creation; `SECRET` marks
+ * target or type) anywhere under `base` except inside the workspace and `scratch`, since creation; `SECRET` marks
  * every canary file so a read that returns it is detectable; `dispose()` removes the whole tree, links
  * included, without following them.
  * Does not promise: to notice writes outside `base`. Generators keep every path and link target they
@@ -35,6 +37,7 @@ export interface Sandbox {
   readonly root: string;
   readonly outside: string;
   readonly siblings: readonly string[];
+  readonly scratch: string;
   canaryChanges(): Promise<string[]>;
   dispose(): Promise<void>;
 }
@@ -44,8 +47,10 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
   const parent = join(base, ...Array<string>(GUARD_DEPTH).fill("g"));
   const root = join(parent, "ws");
   const outside = join(parent, "outside");
+  const scratch = join(parent, "scratch");
   const siblings = SIMILAR_PREFIX_SUFFIXES.map((suffix) => `${root}${suffix}`);
   await mkdir(root, { recursive: true });
+  await mkdir(scratch);
   await mkdir(join(outside, "dir"), { recursive: true });
   await writeFile(join(outside, "secret.txt"), `${SECRET} outside\n`);
   await writeFile(join(outside, "dir", "secret.txt"), `${SECRET} outside/dir\n`);
@@ -55,14 +60,16 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
       await writeFile(join(sibling, "secret.txt"), `${SECRET} ${sibling}\n`);
     }),
   );
-  const before = await snapshotOutside(base, root);
+  const unwatched = new Set([root, scratch]);
+  const before = await snapshotOutside(base, unwatched);
   return {
     base,
     root,
     outside,
     siblings,
+    scratch,
     async canaryChanges() {
-      return diffSnapshots(before, await snapshotOutside(base, root));
+      return diffSnapshots(before, await snapshotOutside(base, unwatched));
     },
     async dispose() {
       await rm(base, { recursive: true, force: true });
@@ -72,14 +79,14 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
 
 type Snapshot = Map<string, string>;
 
-async function snapshotOutside(base: string, workspace: string): Promise<Snapshot> {
+async function snapshotOutside(base: string, unwatched: ReadonlySet<string>): Promise<Snapshot> {
   const entries: Snapshot = new Map();
-  await snapshotInto(base, workspace, entries);
+  await snapshotInto(base, unwatched, entries);
   return entries;
 }
 
-async function snapshotInto(path: string, workspace: string, entries: Snapshot): Promise<void> {
-  if (path === workspace) return;
+async function snapshotInto(path: string, unwatched: ReadonlySet<string>, entries: Snapshot): Promise<void> {
+  if (unwatched.has(path)) return;
   let stats;
   try {
     stats = await lstat(path);
@@ -91,7 +98,7 @@ async function snapshotInto(path: string, workspace: string, entries: Snapshot):
   else if (stats.isFile()) entries.set(path, `file ${await readFile(path, "latin1")}`);
   else if (stats.isDirectory()) {
     entries.set(path, "dir");
-    for (const name of (await readdir(path)).sort()) await snapshotInto(join(path, name), workspace, entries);
+    for (const name of (await readdir(path)).sort()) await snapshotInto(join(path, name), unwatched, entries);
   } else entries.set(path, `special mode ${stats.mode}`);
 }
 

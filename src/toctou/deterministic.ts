@@ -1,0 +1,146 @@
+/**
+ * `--mode deterministic`: the attacker moves exactly between the check and the use, once per tool,
+ * so the outcome does not depend on timing.
+ *
+ * For each of `read` and `write`, a fresh contested directory (arena.ts) is set up, a realpath trap
+ * (realpath-trap.ts) is set on it, and the real tool is called once. The first successful realpath of
+ * a path in the contested directory whose answer is inside the workspace is the tool's check; right
+ * after it, the attacker swaps the directory for a symlink to outside/dir; then the tool opens the path
+ * it checked.
+ *
+ * Promises: an outcome of "escaped" rests on evidence, never on the tool's own success or error: for
+ * read, the returned content holds the canary SECRET, which exists only in files outside the
+ * workspace; for write, a file exists in outside/dir with exactly the bytes the tool was given.
+ * "contained" means the check was seen, the swap was made and no such evidence appeared; "no-check"
+ * means the tool never asked realpath about the contested directory, so the move could not be placed
+ * and nothing is claimed. Each step is narrated as it happens.
+ * Does not promise: anything about timing in the wild (that is race mode), or about checks the trap
+ * cannot see (see realpath-trap.ts).
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { SECRET, type Sandbox } from "../audit/sandbox.js";
+import { isInside } from "../is-inside.js";
+import type { ToolResult } from "../tool.js";
+import { type Arena, DECOY, TARGET_FILE, prepareArena, swapInLink } from "./arena.js";
+import { withRealpathTrap } from "./realpath-trap.js";
+import { displayPath, quoteShort } from "./report.js";
+import type { AttackedTools } from "./tool-sets.js";
+
+export type ScenarioOutcome = "escaped" | "contained" | "no-check";
+
+export interface DeterministicScenario {
+  tool: "read" | "write";
+  input: { path: string; content?: string };
+  /** The realpath call after which the attacker moved; null when the tool made none on the contested directory. */
+  check: { path: string; answer: string } | null;
+  result: ToolResult;
+  outcome: ScenarioOutcome;
+  evidence: string;
+}
+
+export interface DeterministicReport {
+  mode: "deterministic";
+  tools: string;
+  workdir: string;
+  /** The workspace root inside `workdir`. */
+  workspace: string;
+  scenarios: DeterministicScenario[];
+  interrupted: boolean;
+}
+
+export interface DeterministicRun {
+  box: Sandbox;
+  toolsName: string;
+  tools: AttackedTools;
+  narrate: (line: string) => void;
+  signal: AbortSignal;
+}
+
+const WRITE_PAYLOAD = "written by the write tool, which checked that build/report.txt was inside the workspace\n";
+
+interface Plan {
+  tool: "read" | "write";
+  contestedName: string;
+  input: { path: string; content?: string };
+  setup: string;
+  use: string;
+  /** Looks for the escape where only an escape could leave a trace. */
+  findEvidence(result: ToolResult, arena: Arena, box: Sandbox): Promise<{ escaped: boolean; evidence: string }>;
+}
+
+const PLANS: readonly Plan[] = [
+  {
+    tool: "read",
+    contestedName: "docs",
+    input: { path: `docs/${TARGET_FILE}` },
+    setup: `ws/docs/ is a real directory; ws/docs/${TARGET_FILE} holds ${quoteShort(DECOY)}`,
+    use: `read opens ws/docs/${TARGET_FILE}, the very path it checked; the kernel now follows the symlink`,
+    async findEvidence(result) {
+      if (result.isError !== true && result.content.includes(SECRET))
+        return { escaped: true, evidence: `that is the canary secret, which only files outside the workspace hold` };
+      return { escaped: false, evidence: "that is not the canary secret" };
+    },
+  },
+  {
+    tool: "write",
+    contestedName: "build",
+    input: { path: "build/report.txt", content: WRITE_PAYLOAD },
+    setup: "ws/build/ is a real directory; build/report.txt does not exist yet, so the check falls on ws/build",
+    use: "write creates the parent directories and writes ws/build/report.txt, the very path it checked",
+    async findEvidence(_result, arena, box) {
+      const landing = join(arena.outsideTarget, "report.txt");
+      const landed = await readFile(landing, "utf8").catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return undefined;
+        throw error;
+      });
+      if (landed === WRITE_PAYLOAD)
+        return { escaped: true, evidence: `${Buffer.byteLength(landed)} bytes landed at ${displayPath(box, landing)}, outside the workspace` };
+      return { escaped: false, evidence: `nothing the tool wrote is at ${displayPath(box, landing)}` };
+    },
+  },
+];
+
+export async function runDeterministic(run: DeterministicRun): Promise<DeterministicReport> {
+  const { box, narrate } = run;
+  narrate("TOCTOU, deterministic: the attacker moves exactly between the tool's check and its use.");
+  narrate(`tool set: ${run.toolsName}; working in ${box.base} (removed at the end)`);
+  narrate(`  ws/ is the workspace; outside/dir/${TARGET_FILE} is a canary holding ${SECRET}`);
+  const scenarios: DeterministicScenario[] = [];
+  for (const plan of PLANS) {
+    if (run.signal.aborted) break;
+    scenarios.push(await runScenario(plan, run));
+  }
+  return { mode: "deterministic", tools: run.toolsName, workdir: box.base, workspace: box.root, scenarios, interrupted: run.signal.aborted };
+}
+
+async function runScenario(plan: Plan, { box, tools, narrate }: DeterministicRun): Promise<DeterministicScenario> {
+  const arena = await prepareArena(box, plan.contestedName);
+  const shown = (path: string) => displayPath(box, path);
+  narrate("");
+  narrate(`${plan.tool} ${JSON.stringify(plan.input.path)}`);
+  narrate(`  1. setup   ${plan.setup}`);
+  let check = null as DeterministicScenario["check"];
+  const result = await withRealpathTrap(
+    {
+      springsOn: (path, answer) => isInside(arena.contested, path) && isInside(box.root, answer),
+      async move(path, answer) {
+        check = { path, answer };
+        narrate(`  2. check   realpath(${shown(path)}) = ${shown(answer)}, inside the workspace: check passed`);
+        await swapInLink(arena);
+        narrate(`  3. swap    attacker moves ws/${plan.contestedName} aside and renames a symlink into its place: ws/${plan.contestedName} -> ${shown(arena.outsideTarget)}`);
+      },
+    },
+    () => tools[plan.tool].execute(plan.input),
+  );
+  if (check === null) {
+    narrate(`  2. check   none seen: the tool never asked realpath about ws/${plan.contestedName}, so the attacker had no moment to move`);
+    narrate(`  3. result  ${quoteShort(result.content)}; no verdict`);
+    return { tool: plan.tool, input: plan.input, check, result, outcome: "no-check", evidence: "no check was seen" };
+  }
+  narrate(`  4. use     ${plan.use}`);
+  const { escaped, evidence } = await plan.findEvidence(result, arena, box);
+  narrate(`  5. result  the tool answered ${quoteShort(result.content)}${result.isError === true ? " (an error)" : ""}`);
+  narrate(`             ${evidence}: ${escaped ? "ESCAPED" : "contained"}`);
+  return { tool: plan.tool, input: plan.input, check, result, outcome: escaped ? "escaped" : "contained", evidence };
+}

@@ -1,0 +1,87 @@
+/**
+ * How the TOCTOU demo shows its findings to a person: short paths, short quotes and the closing
+ * summary of each mode.
+ *
+ * Promises: the summaries state every figure of the report they render (nothing is computed here
+ * that the JSON does not hold), say plainly when no escape happened, and never call an absence of
+ * escapes a proof of safety.
+ * Does not promise: a stable format for machines; use `--json` for that.
+ */
+import { dirname, relative } from "node:path";
+import type { Sandbox } from "../audit/sandbox.js";
+import type { DeterministicReport } from "./deterministic.js";
+import type { RaceReport, Tally } from "./race.js";
+
+/** A path in the demo's sandbox, shown beside the workspace (`ws/docs/secret.txt`, `outside/dir`). */
+export function displayPath(box: Sandbox, path: string): string {
+  // Relative to the workspace's parent, where ws/, outside/ and the siblings sit side by side.
+  const shown = relative(dirname(box.root), path);
+  return shown === "" || shown.startsWith("..") ? path : shown;
+}
+
+const QUOTE_MAX = 60;
+
+/** A one-line JSON quote of `text`, cut to a readable length with an ellipsis when longer. */
+export function quoteShort(text: string): string {
+  const quoted = JSON.stringify(text);
+  return quoted.length <= QUOTE_MAX ? quoted : `${quoted.slice(0, QUOTE_MAX - 4)}…"`;
+}
+
+export function percent(rate: number): string {
+  return `${(rate * 100).toFixed(2)} %`;
+}
+
+export function renderDeterministicSummary(report: DeterministicReport): string {
+  const lines = [""];
+  const escaped = report.scenarios.filter((scenario) => scenario.outcome === "escaped").map((scenario) => scenario.tool);
+  const unchecked = report.scenarios.filter((scenario) => scenario.outcome === "no-check").map((scenario) => scenario.tool);
+  if (report.interrupted) lines.push("interrupted before every tool was attacked");
+  if (escaped.length > 0)
+    lines.push(
+      `verdict: ${escaped.join(" and ")} escaped on the first try. Each checked its path, found it inside, and`,
+      "then used it after the attacker had swapped a directory on the way for a symlink. A realpath check",
+      "cannot close this window: the kernel looks the path up again, from scratch, when it is opened.",
+    );
+  if (unchecked.length > 0) lines.push(`no verdict for ${unchecked.join(" and ")}: the trap never saw a realpath check to strike after`);
+  const contained = report.scenarios.filter((scenario) => scenario.outcome === "contained").map((scenario) => scenario.tool);
+  if (contained.length > 0) lines.push(`contained: ${contained.join(" and ")} did not escape when the swap came right after the check`);
+  return `${lines.join("\n")}\n`;
+}
+
+export function renderRaceSummary(report: RaceReport): string {
+  const { total, racer } = report;
+  const firstOf = (tally: Tally) =>
+    tally.firstEscape === null ? "none" : `its attempt ${tally.firstEscape.attempt}, at ${tally.firstEscape.elapsedMs.toFixed(1)} ms`;
+  const rows: [string, Tally, string][] = [
+    ["write", report.perTool.write, firstOf(report.perTool.write)],
+    ["read", report.perTool.read, firstOf(report.perTool.read)],
+    ["total", total, total.firstEscape === null ? "none" : `attempt ${total.firstEscape.attempt} (${total.firstEscape.tool}), at ${total.firstEscape.elapsedMs.toFixed(1)} ms`],
+  ];
+  const lines = [
+    "",
+    `result after ${seconds(report.elapsedMs)} (stopped by ${report.stoppedBy}):`,
+    `  ${"tool".padEnd(6)} ${"attempts".padStart(9)} ${"escapes".padStart(8)} ${"rate".padStart(8)}   first escape`,
+    ...rows.map(
+      ([name, tally, first]) =>
+        `  ${name.padEnd(6)} ${String(tally.attempts).padStart(9)} ${String(tally.escapes).padStart(8)} ${percent(tally.escapeRate).padStart(8)}   ${first}`,
+    ),
+    `  racer: ${racer.swaps} swaps in ${seconds(racer.runningMs)} (${Math.round(racer.swapsPerSecond)} swaps/s);`,
+    `         ${racer.evictions} directories that write made in the free name were moved aside`,
+  ];
+  if (racer.failure !== null) lines.push(`  the racer failed: ${racer.failure}; the figures cover the time it ran`);
+  if (total.escapes === 0)
+    lines.push(
+      `no escape in ${total.attempts} attempts within the budget. That is not evidence that the window is closed: it`,
+      "is a race, and the next run, a busier machine or a faster attacker can win it. Try more --seconds.",
+    );
+  else
+    lines.push(
+      `${total.escapes} of ${total.attempts} tool calls escaped. Evidence: each write escape is a file in outside/dir`,
+      "holding that attempt's own bytes; each read escape returned the canary secret.",
+    );
+  return `${lines.join("\n")}\n`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1_000).toFixed(1)} s`;
+}

@@ -1,0 +1,294 @@
+import { existsSync } from "node:fs";
+import * as fsPromises from "node:fs/promises";
+import { mkdtemp, readFile, readdir, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { type CliIo, UsageError } from "../src/cli-command.js";
+import { isInside } from "../src/is-inside.js";
+import { schema } from "../src/schema.js";
+import type { Tool, ToolResult } from "../src/tool.js";
+import { prepareArena } from "../src/toctou/arena.js";
+import { TEMP_PREFIX, toctouCommand } from "../src/toctou/command.js";
+import { type DeterministicReport, runDeterministic } from "../src/toctou/deterministic.js";
+import { TOCTOU_USAGE } from "../src/toctou/flags.js";
+import type { RaceReport, Tally } from "../src/toctou/race.js";
+import { startRacer } from "../src/toctou/racer.js";
+import { withRealpathTrap } from "../src/toctou/realpath-trap.js";
+import { type AttackedTools, TOOL_SETS, attackedTools } from "../src/toctou/tool-sets.js";
+
+const CLAIM_CHANGED =
+  "the chapter's tools no longer escape when a directory is swapped for a symlink between check and use. " +
+  "README and SECURITY.md say they do: find out what changed, and update the claim or fix the demo";
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text) };
+  return { io, stdout: () => out.join(""), stderr: () => err.join("") };
+}
+
+/** Polls `ready` every 10 ms; throws after `ms` so a broken command fails instead of hanging. */
+async function until(ready: () => boolean, ms: number): Promise<void> {
+  for (let waited = 0; !ready(); waited += 10) {
+    if (waited >= ms) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+let reportDir: string;
+beforeEach(async () => {
+  reportDir = await mkdtemp(join(tmpdir(), "toctou-test-report-"));
+});
+afterEach(async () => {
+  await rm(reportDir, { recursive: true, force: true });
+});
+
+/** Runs the command in-process with `--json`, and answers its exit code, its output and its report. */
+async function runWithReport<Report extends { workdir: string }>(args: string[]) {
+  const json = join(reportDir, "report.json");
+  const { io, stdout, stderr } = capture();
+  const code = await toctouCommand.run([...args, "--json", json], io);
+  const report = JSON.parse(await readFile(json, "utf8")) as Report;
+  expect(stdout()).toContain(`working in ${report.workdir}`);
+  expect(stdout()).toContain(`removed ${report.workdir}`);
+  return { code, stdout: stdout(), stderr: stderr(), report };
+}
+
+describe("toctou --mode deterministic: the limit the chapter admits", () => {
+  it("read and write both escape on the first try, each on evidence, and the temp dir is removed", async () => {
+    const realRealpath = fsPromises.realpath;
+    const { code, stdout, stderr, report } = await runWithReport<DeterministicReport>(["--mode", "deterministic"]);
+    const [read, write] = report.scenarios;
+
+    expect(read?.tool).toBe("read");
+    expect(read?.outcome, CLAIM_CHANGED).toBe("escaped");
+    expect(read?.check?.path).toBe(join(report.workspace, "docs", "secret.txt"));
+    expect(read?.result.content).toContain(SECRET);
+
+    expect(write?.tool).toBe("write");
+    expect(write?.outcome, CLAIM_CHANGED).toBe("escaped");
+    expect(write?.check?.path).toBe(join(report.workspace, "build"));
+    expect(write?.evidence).toBe(`${Buffer.byteLength(write?.input.content ?? "")} bytes landed at outside/dir/report.txt, outside the workspace`);
+
+    expect(code).toBe(1);
+    expect(stderr).toBe("");
+    expect(stdout).toMatch(/read "docs\/secret.txt"\n.*setup.*\n.*check passed\n.*swap.*\n.*use.*\n.*result.*\n.*ESCAPED/);
+    expect(stdout).toMatch(/write "build\/report.txt"\n.*setup.*\n.*check passed\n.*swap.*\n.*use.*\n.*result.*\n.*ESCAPED/);
+    expect(report.workdir.startsWith(join(await realpath(tmpdir()), TEMP_PREFIX))).toBe(true);
+    expect(existsSync(report.workdir)).toBe(false);
+    // The trap is gone: the tools of every later test see the real realpath again.
+    expect(fsPromises.realpath).toBe(realRealpath);
+  });
+});
+
+describe("deterministic verdicts rest on evidence, not on the tool set's name", () => {
+  let box: Sandbox;
+  beforeEach(async () => {
+    box = await createSandbox(TEMP_PREFIX);
+  });
+  afterEach(async () => {
+    await box.dispose();
+    expect(existsSync(box.base)).toBe(false);
+  });
+
+  const tool = (name: string, execute: (input: { path: string; content?: string }) => Promise<ToolResult>): Tool => ({
+    spec: { name, description: name, inputSchema: schema(["path"], { path: { type: "string" } }) },
+    execute: (input) => execute(input as { path: string; content?: string }),
+  });
+  const run = (tools: AttackedTools) =>
+    runDeterministic({ box, toolsName: "test", tools, narrate: () => {}, signal: new AbortController().signal });
+
+  it("reports contained when a tool checks again after the swap and refuses", async () => {
+    // Not a fix (a swap after the second check still wins), but it shows the verdict can say "contained".
+    const checkTwice = async (path: string) => {
+      const first = await realpath(path);
+      const second = await realpath(path);
+      return first === second && isInside(box.root, second) ? second : undefined;
+    };
+    const report = await run({
+      read: tool("read", async ({ path }) => {
+        const checked = await checkTwice(join(box.root, path));
+        return checked === undefined ? { content: "refused", isError: true } : { content: await readFile(checked, "utf8") };
+      }),
+      write: tool("write", async ({ path }) => {
+        const checked = await checkTwice(dirname(join(box.root, path)));
+        return checked === undefined ? { content: "refused", isError: true } : { content: "would write" };
+      }),
+    });
+    expect(report.scenarios.map((scenario) => scenario.outcome)).toEqual(["contained", "contained"]);
+    expect(report.scenarios.every((scenario) => scenario.check !== null)).toBe(true);
+    expect(await box.canaryChanges()).toEqual([]);
+  });
+
+  it("gives no verdict when the tools never ask realpath, so the move cannot be placed", async () => {
+    const report = await run({
+      read: tool("read", async ({ path }) => ({ content: await readFile(join(box.root, path), "utf8") })),
+      write: tool("write", async () => ({ content: "wrote nothing" })),
+    });
+    expect(report.scenarios.map((scenario) => [scenario.outcome, scenario.check])).toEqual([
+      ["no-check", null],
+      ["no-check", null],
+    ]);
+  });
+});
+
+describe("toctou --mode race: a live racer against the unmodified tools", () => {
+  function expectConsistent(tally: Tally) {
+    expect(tally.escapes).toBeGreaterThanOrEqual(0);
+    expect(tally.escapes).toBeLessThanOrEqual(tally.attempts);
+    expect(tally.escapeRate).toBe(tally.attempts === 0 ? 0 : tally.escapes / tally.attempts);
+    expect(tally.firstEscape === null).toBe(tally.escapes === 0);
+    if (tally.firstEscape !== null) {
+      expect(tally.firstEscape.attempt).toBeGreaterThanOrEqual(1);
+      expect(tally.firstEscape.attempt).toBeLessThanOrEqual(tally.attempts);
+    }
+  }
+
+  it("reports self-consistent figures on a 1 s budget, whether or not it wins", async () => {
+    const { code, stdout, report } = await runWithReport<RaceReport>(["--mode", "race", "--seconds", "1"]);
+    const { total, perTool, racer } = report;
+    expect(report.stoppedBy).toBe("seconds");
+    expect(total.attempts).toBeGreaterThan(0);
+    for (const tally of [total, perTool.write, perTool.read]) expectConsistent(tally);
+    expect(total.attempts).toBe(perTool.write.attempts + perTool.read.attempts);
+    expect(total.escapes).toBe(perTool.write.escapes + perTool.read.escapes);
+    expect(perTool.write.attempts - perTool.read.attempts).toBe(total.attempts % 2);
+    const earliest = [perTool.write.firstEscape, perTool.read.firstEscape]
+      .filter((first) => first !== null)
+      .map((first) => first.elapsedMs);
+    expect(total.firstEscape?.elapsedMs).toBe(earliest.length === 0 ? undefined : Math.min(...earliest));
+    expect(racer.swaps).toBeGreaterThan(0);
+    expect(racer.swapsPerSecond).toBeGreaterThan(0);
+    expect(racer.failure).toBeNull();
+    expect(code).toBe(total.escapes > 0 ? 1 : 0);
+    expect(stdout.includes(`no escape in ${total.attempts} attempts within the budget`)).toBe(total.escapes === 0);
+    expect(existsSync(report.workdir)).toBe(false);
+  });
+
+  it("stops after exactly --attempts tool calls, alternating write and read", async () => {
+    const { report } = await runWithReport<RaceReport>(["--mode", "race", "--attempts", "7", "--seconds", "60"]);
+    expect(report.stoppedBy).toBe("attempts");
+    expect([report.total.attempts, report.perTool.write.attempts, report.perTool.read.attempts]).toEqual([7, 4, 3]);
+    expectConsistent(report.total);
+    expect(existsSync(report.workdir)).toBe(false);
+  });
+
+  it("on SIGINT stops after the call in flight, stops the racer, removes the temp dir and answers 130", async () => {
+    const listenersBefore = process.listenerCount("SIGINT");
+    const json = join(reportDir, "interrupted.json");
+    const { io, stdout } = capture();
+    const running = toctouCommand.run(["--mode", "race", "--seconds", "60", "--json", json], io);
+    await until(() => stdout().includes("racer started"), 10_000);
+    expect(process.listenerCount("SIGINT")).toBe(listenersBefore + 1);
+    process.emit("SIGINT", "SIGINT");
+    expect(await running).toBe(130);
+    const report = JSON.parse(await readFile(json, "utf8")) as RaceReport;
+    expect(report.stoppedBy).toBe("interrupted");
+    expect(stdout()).toContain(`removed ${report.workdir}`);
+    expect(existsSync(report.workdir)).toBe(false);
+    expect(process.listenerCount("SIGINT")).toBe(listenersBefore);
+  });
+});
+
+describe("the racer", () => {
+  let box: Sandbox;
+  beforeEach(async () => {
+    box = await createSandbox(TEMP_PREFIX);
+  });
+  afterEach(async () => {
+    await box.dispose();
+    expect(existsSync(box.base)).toBe(false);
+  });
+
+  it("flips until stopped and has exited once stop() resolves", async () => {
+    const racer = await startRacer(await prepareArena(box, "race"));
+    try {
+      await until(() => racer.swaps() > 0, 10_000);
+    } finally {
+      const stats = await racer.stop();
+      expect(stats.swaps).toBeGreaterThan(0);
+      expect(stats.failure).toBeNull();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(racer.swaps(), "a stopped racer must not flip any more").toBe(stats.swaps);
+      expect(await racer.stop(), "stop() again answers the same stats").toBe(stats);
+    }
+  });
+
+  it("reports a failure instead of flipping when its arena is missing", async () => {
+    const arena = await prepareArena(box, "race");
+    await rm(arena.contested, { recursive: true });
+    // The thread may die before or after it reports that it started; either way the failure is named.
+    const racer = await startRacer(arena).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+    if (racer instanceof Error) expect(racer.message).toMatch(/ENOENT/);
+    else {
+      await until(() => racer.failure() !== null, 10_000);
+      const stats = await racer.stop();
+      expect(stats.failure).toMatch(/ENOENT/);
+      expect(stats.swaps).toBe(0);
+    }
+  });
+});
+
+describe("the realpath trap", () => {
+  it("puts the real realpath back when the body throws, and refuses to stack", async () => {
+    const realRealpath = fsPromises.realpath;
+    const never = { springsOn: () => false, move: async () => {} };
+    await expect(
+      withRealpathTrap(never, async () => {
+        expect(fsPromises.realpath).not.toBe(realRealpath);
+        await expect(withRealpathTrap(never, async () => "nested")).rejects.toThrow("already set");
+        throw new Error("body failed");
+      }),
+    ).rejects.toThrow("body failed");
+    expect(fsPromises.realpath).toBe(realRealpath);
+  });
+});
+
+describe("flags", () => {
+  it("prints the usage for --help and creates nothing", async () => {
+    const { io, stdout } = capture();
+    await expect(toctouCommand.run(["--help"], io)).resolves.toBe(0);
+    expect(stdout()).toBe(TOCTOU_USAGE);
+  });
+
+  it.each([
+    [["--mode", "sideways"], 'unknown mode "sideways"; use deterministic or race'],
+    [["--tools", "verified"], 'unknown tool set "verified"; available: chapter'],
+    [["--bogus"], "Unknown option '--bogus'"],
+    [["extra"], "Unexpected argument 'extra'"],
+    [["--json"], "argument missing"],
+    [["--mode", "race", "--attempts", "0"], '--attempts must be a positive whole number up to 1000000000, got "0"'],
+    [["--mode", "race", "--attempts", "1.5"], '--attempts must be a positive whole number up to 1000000000, got "1.5"'],
+    [["--mode", "race", "--attempts", "0x10"], '--attempts must be a positive whole number up to 1000000000, got "0x10"'],
+    [["--mode", "race", "--seconds", "abc"], '--seconds must be a positive number up to 3600, got "abc"'],
+    [["--mode", "race", "--seconds", "3601"], '--seconds must be a positive number up to 3600, got "3601"'],
+    [["--attempts", "5"], "--attempts and --seconds bound a race; they apply to --mode race only"],
+  ])("refuses %j with a UsageError before creating anything", async (args, message) => {
+    const before = (await readdir(tmpdir())).filter((name) => name.startsWith(TEMP_PREFIX));
+    const { io, stdout } = capture();
+    const run = toctouCommand.run(args, io);
+    await expect(run).rejects.toThrow(message);
+    await expect(run).rejects.toBeInstanceOf(UsageError);
+    expect(stdout()).toBe("");
+    expect((await readdir(tmpdir())).filter((name) => name.startsWith(TEMP_PREFIX))).toEqual(before);
+  });
+});
+
+describe("tool sets", () => {
+  it("builds the chapter's read and write, and names what a set lacks", async () => {
+    const box = await createSandbox(TEMP_PREFIX);
+    try {
+      const chapter = TOOL_SETS.get("chapter")?.(box.root) ?? [];
+      const { read, write } = attackedTools(chapter);
+      expect([read.spec.name, write.spec.name]).toEqual(["read", "write"]);
+      expect(() => attackedTools(chapter.filter((tool) => tool.spec.name !== "write"))).toThrow(
+        'the tool set has no "write" tool (it has: read, bash)',
+      );
+    } finally {
+      await box.dispose();
+    }
+    expect(existsSync(box.base)).toBe(false);
+  });
+});
