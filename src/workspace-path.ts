@@ -69,3 +69,79 @@ export async function nearestExistingAncestor(path: string, fsApi: FsApi = fsPro
 function errorCode(error: unknown): unknown {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
+
+/**
+ * The real root, resolved when the tools are created instead of on every call as `workspacePath`
+ * does. The chapter fixes the root at construction, and fixing its real path there too is stricter:
+ * if the root directory is later replaced by a symlink (bash can run `mv ws ws.old && ln -s / ws`,
+ * since the process may write the root's parent), a per-call realpath would move the boundary to the
+ * link's target, while a fixed real root makes every path resolve outside it and be refused. A root
+ * that does not exist yet is resolved again on the next call, so tools may be created before it is.
+ * The price: a deployment that repoints a root symlink to switch workspaces must create new tools.
+ */
+export function realRootOnce(root: string, fsApi: FsApi = fsPromises): () => Promise<string> {
+  const resolveRoot = () => {
+    const resolving = fsApi.realpath(root);
+    // Handled here so a root that is missing at construction is not an unhandled rejection.
+    resolving.catch(() => undefined);
+    return resolving;
+  };
+  let resolved = resolveRoot();
+  return async () => {
+    try {
+      return await resolved;
+    } catch {
+      resolved = resolveRoot();
+      return resolved;
+    }
+  };
+}
+
+/** What the tools learn from gate 3: the path to open and the existing entry whose real path was checked. */
+export interface CheckedPath {
+  /** `resolve(rootReal, candidate)`, exactly what `workspacePath` returns. */
+  path: string;
+  /** `path` itself when it exists, else its nearest existing ancestor (only when creating). */
+  checked: string;
+}
+
+/**
+ * Gate 3 as the tools run it, with the root already real (see `realRootOnce`): the same answer as
+ * `workspacePath` on any real filesystem, the same path or the same error, in fewer calls. It asks
+ * `realpath` first, because when the path exists that one call both proves it and says where it
+ * really is; the `lstat` that `workspacePath` does first is needed only to tell a missing entry (walk
+ * up) from one that exists but cannot be resolved (a dangling or looping link: refuse), so it runs
+ * only after `realpath` has failed. On a real filesystem `lstat` never fails where `realpath` of the
+ * same path succeeds, so no error is skipped; an injected `fsApi` that faults `lstat` alone is
+ * seen only on the paths where `realpath` fails too.
+ */
+export async function checkUnderRealRoot(
+  rootReal: string,
+  candidate: string,
+  creating: boolean,
+  fsApi: FsApi = fsPromises,
+): Promise<CheckedPath> {
+  const path = resolve(rootReal, candidate);
+  let checked = path;
+  let checkedReal: string;
+  try {
+    checkedReal = await fsApi.realpath(path);
+  } catch (realpathError) {
+    if (!creating || !(await isMissing(path, fsApi))) throw realpathError;
+    checked = await nearestExistingAncestor(dirname(path), fsApi);
+    checkedReal = await fsApi.realpath(checked);
+  }
+  if (!isInside(rootReal, checkedReal)) throw new Error(ESCAPE_MESSAGE);
+  return { path, checked };
+}
+
+/** True when `lstat` says ENOENT, false when the entry exists; any other error propagates. */
+async function isMissing(path: string, fsApi: FsApi): Promise<boolean> {
+  try {
+    await fsApi.lstat(path);
+    return false;
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return true;
+    throw error;
+  }
+}

@@ -17,7 +17,7 @@ import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
 import type { Tool } from "../tool.js";
 import { truncateHead } from "../truncate.js";
-import { type FsApi, workspacePath } from "../workspace-path.js";
+import { type FsApi, checkUnderRealRoot, realRootOnce } from "../workspace-path.js";
 
 export const INVALID_BASH_INPUT = "invalid bash input: command must be a string";
 
@@ -58,6 +58,7 @@ const execFileAsync = promisify(execFile);
 const KILL_SIGNAL = "SIGKILL";
 
 export function bashTool(root: string, limits: BashLimits = DEFAULT_BASH_LIMITS, fsApi?: FsApi): Tool {
+  const rootReal = realRootOnce(root, fsApi);
   return {
     spec: {
       name: "bash",
@@ -71,7 +72,8 @@ export function bashTool(root: string, limits: BashLimits = DEFAULT_BASH_LIMITS,
       if (command === undefined) return { content: INVALID_BASH_INPUT, isError: true };
       const shell = process.env.SHELL ?? "/bin/sh";
       try {
-        const cwd = await workspacePath(root, ".", false, fsApi);
+        // Checking "." against the root fixed at creation refuses to run in a root replaced since.
+        const { path: cwd } = await checkUnderRealRoot(await rootReal(), ".", false, fsApi);
         const { stdout, stderr } = await execFileAsync(shell, ["-c", command], {
           cwd,
           timeout: limits.timeoutMs,

@@ -6,7 +6,8 @@
  * answers `not a regular file` instead of blocking the agent; content over 16 000 characters keeps
  * the first and last 8 000 and says how many were dropped.
  * The file is read in chunks (read-truncated.ts): memory stays bounded for any size, time grows with
- * it, and the result is the one `truncateRead(await readFile(path, "utf8"))` gives.
+ * it, and the result is the one `truncateRead(await readFile(path, "utf8"))` gives. The root's real
+ * path is resolved once, when the tool is created (`realRootOnce`).
  * Does not promise: protection against a swap between check and open (TOCTOU), or against a hardlink
  * that names an outside file. Invalid UTF-8 is decoded with U+FFFD replacements.
  */
@@ -16,7 +17,7 @@ import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
 import type { Tool } from "../tool.js";
 import { fileChunks, readTruncated } from "../read-truncated.js";
-import { type FsApi, workspacePath } from "../workspace-path.js";
+import { type FsApi, checkUnderRealRoot, realRootOnce } from "../workspace-path.js";
 
 export const INVALID_READ_INPUT = "invalid read input: path must be a string";
 
@@ -25,6 +26,7 @@ export const INVALID_READ_INPUT = "invalid read input: path must be a string";
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 export function readTool(root: string, fsApi?: FsApi): Tool {
+  const rootReal = realRootOnce(root, fsApi);
   return {
     spec: {
       name: "read",
@@ -38,7 +40,7 @@ export function readTool(root: string, fsApi?: FsApi): Tool {
       const path = stringField(input, "path");
       if (path === undefined) return { content: INVALID_READ_INPUT, isError: true };
       try {
-        const target = await workspacePath(root, path, false, fsApi);
+        const { path: target } = await checkUnderRealRoot(await rootReal(), path, false, fsApi);
         return { content: await readRegularFile(target) };
       } catch (error) {
         return failure(error, "read");

@@ -4,6 +4,7 @@
  * Promises: input without string `path` and `content` is refused with the chapter's message (an empty
  * `content` is valid and writes an empty file); the path is checked as `creating` before anything is
  * created; missing parent directories are then created and the file written at exactly the checked path.
+ * The root's real path is resolved once, when the tool is created (`realRootOnce`).
  * Does not promise: atomicity (a failed write may leave a partial file inside the workspace),
  * protection against a swap between check and write (TOCTOU), or against a hardlink that names an
  * outside file (writing through it changes the outside file).
@@ -14,11 +15,12 @@ import { failure } from "../failure.js";
 import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
 import type { Tool } from "../tool.js";
-import { type FsApi, workspacePath } from "../workspace-path.js";
+import { type FsApi, checkUnderRealRoot, realRootOnce } from "../workspace-path.js";
 
 export const INVALID_WRITE_INPUT = "invalid write input: path and content must be strings";
 
 export function writeTool(root: string, fsApi?: FsApi): Tool {
+  const rootReal = realRootOnce(root, fsApi);
   return {
     spec: {
       name: "write",
@@ -34,8 +36,10 @@ export function writeTool(root: string, fsApi?: FsApi): Tool {
       const content = stringField(input, "content");
       if (path === undefined || content === undefined) return { content: INVALID_WRITE_INPUT, isError: true };
       try {
-        const target = await workspacePath(root, path, true, fsApi);
-        await mkdir(dirname(target), { recursive: true });
+        const { path: target, checked } = await checkUnderRealRoot(await rootReal(), path, true, fsApi);
+        // When the check found the file or its directory, `mkdir -p` of that directory is a no-op
+        // (two calls: mkdir, then stat on EEXIST); it is needed only when directories are missing.
+        if (checked !== target && checked !== dirname(target)) await mkdir(dirname(target), { recursive: true });
         await writeFile(target, content);
         return { content: `wrote ${Buffer.byteLength(content)} bytes to ${path}` };
       } catch (error) {
