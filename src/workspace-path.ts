@@ -109,11 +109,11 @@ export interface CheckedPath {
  * Gate 3 as the tools run it, with the root already real (see `realRootOnce`): the same answer as
  * `workspacePath` on any real filesystem, the same path or the same error, in fewer calls. It asks
  * `realpath` first, because when the path exists that one call both proves it and says where it
- * really is; the `lstat` that `workspacePath` does first is needed only to tell a missing entry (walk
- * up) from one that exists but cannot be resolved (a dangling or looping link: refuse), so it runs
- * only after `realpath` has failed. On a real filesystem `lstat` never fails where `realpath` of the
- * same path succeeds, so no error is skipped; an injected `fsApi` that faults `lstat` alone is
- * seen only on the paths where `realpath` fails too.
+ * really is; only when `realpath` fails does it run the chapter's steps (`lstat` the path, walk up to
+ * the nearest existing ancestor, `realpath` that), which tell a missing entry (walk up) from one that
+ * exists but cannot be resolved (a dangling or looping link: refuse). On a real filesystem `realpath`
+ * of a path succeeds only when `lstat` of it does, so the shortcut skips no error; an injected
+ * `fsApi` that faults `lstat` alone is seen only on the paths where `realpath` fails too.
  */
 export async function checkUnderRealRoot(
   rootReal: string,
@@ -126,22 +126,11 @@ export async function checkUnderRealRoot(
   let checkedReal: string;
   try {
     checkedReal = await fsApi.realpath(path);
-  } catch (realpathError) {
-    if (!creating || !(await isMissing(path, fsApi))) throw realpathError;
-    checked = await nearestExistingAncestor(dirname(path), fsApi);
+  } catch (error) {
+    if (!creating) throw error;
+    checked = await nearestExistingAncestor(path, fsApi);
     checkedReal = await fsApi.realpath(checked);
   }
   if (!isInside(rootReal, checkedReal)) throw new Error(ESCAPE_MESSAGE);
   return { path, checked };
-}
-
-/** True when `lstat` says ENOENT, false when the entry exists; any other error propagates. */
-async function isMissing(path: string, fsApi: FsApi): Promise<boolean> {
-  try {
-    await fsApi.lstat(path);
-    return false;
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return true;
-    throw error;
-  }
 }
