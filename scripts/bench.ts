@@ -272,7 +272,7 @@ const largeReadsSection: Section = {
           bare: { label: bareLabel, value: bare.peakGrowthBytes / MiB, unit: "MiB" },
           ratio: tool.peakGrowthBytes / Math.max(1, bare.peakGrowthBytes),
           target: { text: `< ${MAX_READ_GROWTH_MIB} MiB`, holds: growthMiB < MAX_READ_GROWTH_MIB },
-          ...(bare.error === undefined ? {} : { note: `readFile fails with ${bare.error} after reading it all` }),
+          ...(bare.error === undefined ? {} : { note: `readFile fails with ${bare.error} once the text passes V8's string limit (512 Mi characters)` }),
         });
       }
       return rows;
