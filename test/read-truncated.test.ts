@@ -31,7 +31,7 @@ const boundedSize = (length: number, size: number, maxPieces: number) => Math.ma
 
 /** [start, end) of consecutive pieces covering `length` items. */
 function pieceBounds(length: number, size: number): [number, number][] {
-  const step = boundedSize(length, size, 10_000);
+  const step = boundedSize(length, size, 5_000);
   const bounds: [number, number][] = [];
   for (let start = 0; start < length; start += step) bounds.push([start, Math.min(length, start + step)]);
   return bounds;
@@ -54,7 +54,7 @@ describe("ReadTruncator: truncateRead for text pushed in pieces", () => {
       fc.property(text, chunkSize, (whole, size) => {
         expect(truncateInPieces(splitText(whole, size))).toBe(truncateRead(whole));
       }),
-      { numRuns: 150 },
+      { numRuns: 100 },
     );
   });
 
@@ -75,7 +75,7 @@ describe("readTruncated: decoding UTF-8 chunk by chunk", () => {
       fc.asyncProperty(fileBytes(4), chunkSize, async (bytes, size) => {
         expect(await readTruncated(splitBytes(bytes, size))).toBe(truncateRead(bytes.toString("utf8")));
       }),
-      { numRuns: 150 },
+      { numRuns: 100 },
     );
   });
 
@@ -142,7 +142,7 @@ describe("fileChunks: reading through a file handle", () => {
         // At most 2 000 reads per run: a read through the handle costs far more than a decode in memory.
         expect(await readThroughHandle(path, bytes.length, boundedSize(bytes.length, size, 2_000))).toBe(truncateRead(await readFile(path, "utf8")));
       }),
-      { numRuns: 40 },
+      { numRuns: 30 },
     );
   });
 
