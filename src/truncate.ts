@@ -32,5 +32,45 @@ export function truncateTail(text: string, max: number): string {
 /** The chapter's read rule: over 16 000 characters, the first 8 000, the marker, the last 8 000. */
 export function truncateRead(content: string): string {
   if (content.length <= MAX_READ_CHARS) return content;
-  return `${content.slice(0, READ_HEAD_CHARS)}\n${truncationMarker(content.length - MAX_READ_CHARS)}\n${content.slice(-READ_TAIL_CHARS)}`;
+  return joinReadCut(content.slice(0, READ_HEAD_CHARS), content.length, content.slice(-READ_TAIL_CHARS));
+}
+
+/**
+ * `truncateRead` for text that arrives in pieces, so a huge file never has to be one string:
+ * after any sequence of `push` calls, `result()` equals `truncateRead` of the pieces joined.
+ * It holds at most MAX_READ_CHARS characters plus the piece being pushed; the length is counted in
+ * UTF-16 code units, as `truncateRead` counts it, so a surrogate pair may be cut at the same places.
+ */
+export class ReadTruncator {
+  #length = 0;
+  /** Everything pushed so far, while the length is within the budget; unused once it is over. */
+  #whole = "";
+  #head = "";
+  /** The last READ_TAIL_CHARS code units, once the length is over the budget. */
+  #tail = "";
+
+  push(piece: string): void {
+    const wasOver = this.#length > MAX_READ_CHARS;
+    this.#length += piece.length;
+    if (wasOver) {
+      // Slicing the piece alone avoids copying the old tail into a string that is thrown away.
+      this.#tail = piece.length >= READ_TAIL_CHARS ? piece.slice(-READ_TAIL_CHARS) : (this.#tail + piece).slice(-READ_TAIL_CHARS);
+      return;
+    }
+    this.#whole += piece;
+    if (this.#length > MAX_READ_CHARS) {
+      this.#head = this.#whole.slice(0, READ_HEAD_CHARS);
+      this.#tail = this.#whole.slice(-READ_TAIL_CHARS);
+      this.#whole = "";
+    }
+  }
+
+  result(): string {
+    return this.#length <= MAX_READ_CHARS ? this.#whole : joinReadCut(this.#head, this.#length, this.#tail);
+  }
+}
+
+/** The one place that lays out a cut read: head, marker with the count over the budget, tail. */
+function joinReadCut(head: string, totalLength: number, tail: string): string {
+  return `${head}\n${truncationMarker(totalLength - MAX_READ_CHARS)}\n${tail}`;
 }

@@ -30,8 +30,25 @@ export const ESCAPE_MESSAGE = "path escapes workspace";
  */
 export type Boundary = (candidate: string, creating: boolean) => Promise<string>;
 
-export function workspaceBoundary(root: string, fsApi?: FsApi): Boundary {
-  return (candidate, creating) => workspacePath(root, candidate, creating, fsApi);
+/**
+ * The boundary the tools use: the chapter's `workspacePath` with the root's real path resolved once,
+ * at the first call, instead of on every call. The chapter fixes the root at construction; fixing its
+ * real path too is stricter, never looser: if the root is later replaced by a symlink (bash may run
+ * `mv ws ws.old && ln -s / ws`), a per-call realpath would move the boundary to the link's target,
+ * while the pinned real root makes every path resolve outside it and be refused. A root that cannot be
+ * resolved yet is tried again on the next call. The cost: a deployment that repoints a root symlink to
+ * switch workspaces must create new tools.
+ */
+export function workspaceBoundary(root: string, fsApi: FsApi = fsPromises): Boundary {
+  let rootReal: Promise<string> | undefined;
+  return async (candidate, creating) => {
+    rootReal ??= fsApi.realpath(root);
+    const real = await rootReal.catch((error: unknown) => {
+      rootReal = undefined;
+      throw error;
+    });
+    return checkedPath(real, candidate, creating, fsApi);
+  };
 }
 
 export async function workspacePath(
@@ -40,7 +57,11 @@ export async function workspacePath(
   creating: boolean,
   fsApi: FsApi = fsPromises,
 ): Promise<string> {
-  const rootReal = await fsApi.realpath(root);
+  return checkedPath(await fsApi.realpath(root), candidate, creating, fsApi);
+}
+
+/** The chapter's steps after `rootReal = realpath(root)`. */
+async function checkedPath(rootReal: string, candidate: string, creating: boolean, fsApi: FsApi): Promise<string> {
   const requested = resolve(rootReal, candidate);
   let checked = requested;
   if (creating) {
@@ -79,3 +100,4 @@ export async function nearestExistingAncestor(path: string, fsApi: FsApi = fsPro
 function errorCode(error: unknown): unknown {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
+

@@ -1,8 +1,10 @@
 /**
  * `createWorkspaceTools(root)`: the chapter's three tools, all bound to one workspace root.
  *
- * Promises: the root comes from the caller at construction and never from tool input; every path a
- * tool touches is checked against it by `workspacePath`; bash limits default to the chapter's values.
+ * Promises: the root comes from the caller at construction and never from tool input, and its real
+ * path is pinned at the first call (`workspaceBoundary`: a root replaced by a symlink later does not
+ * move the boundary); every path a tool touches is checked by the chapter's `workspacePath` steps
+ * against it; bash limits default to the chapter's values.
  * Does not promise: OS-level isolation. The gates are application-layer checks (see SECURITY.md).
  */
 import type { Tool } from "./tool.js";
@@ -14,7 +16,7 @@ import { type FsApi, workspaceBoundary } from "./workspace-path.js";
 export interface WorkspaceToolsOptions {
   /** Overrides of the chapter's bash limits (10 s, 64 KiB, 64 KiB), for tests and deployments. */
   bash?: Partial<BashLimits>;
-  /** The `lstat`/`realpath` used by `workspacePath`; the real `node:fs/promises` by default. */
+  /** The `lstat`/`realpath` of the path check; the real `node:fs/promises` by default. */
   fsApi?: FsApi;
 }
 

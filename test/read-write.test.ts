@@ -27,6 +27,14 @@ describe("read", () => {
     expect(content).toBe(`${"H".repeat(8_000)}\n[truncated 2000 characters]\n${"T".repeat(8_000)}`);
   });
 
+  it("reads a file of several chunks with 3-byte characters straddling the chunk boundaries", async () => {
+    // 90 000 bytes: the 64 KiB chunk boundary falls inside a "€" (65 536 is not a multiple of 3).
+    const text = "€".repeat(30_000);
+    await writeFile(join(box.root, "euros.txt"), text);
+    const { content } = await read.execute({ path: "euros.txt" });
+    expect(content).toBe(`${"€".repeat(8_000)}\n[truncated 14000 characters]\n${"€".repeat(8_000)}`);
+  });
+
   it.each([
     ["a directory symlink to outside", "escape-dir/secret.txt"],
     ["a file symlink to outside", "escape-file"],

@@ -4,7 +4,9 @@
  * Promises: input without a string `path` is refused with the chapter's message; the file opened is
  * the one the boundary (`workspacePath`) checked, not creating; only regular files are read, so a FIFO or a device
  * answers `not a regular file` instead of blocking the agent; content over 16 000 characters keeps
- * the first and last 8 000 and says how many were dropped.
+ * the first and last 8 000 and says how many were dropped. The file is read in chunks
+ * (read-truncated.ts): memory stays bounded for any size, time grows with it, and the result is the
+ * one `truncateRead(await readFile(path, "utf8"))` gives.
  * Does not promise: protection against a swap between check and open (TOCTOU), or against a hardlink
  * that names an outside file. Invalid UTF-8 is decoded with U+FFFD replacements.
  */
@@ -13,7 +15,7 @@ import { failure } from "../failure.js";
 import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
 import type { Tool } from "../tool.js";
-import { truncateRead } from "../truncate.js";
+import { fileChunks, readTruncated } from "../read-truncated.js";
 import type { Boundary } from "../workspace-path.js";
 
 export const INVALID_READ_INPUT = "invalid read input: path must be a string";
@@ -37,7 +39,7 @@ export function readTool(boundary: Boundary): Tool {
       if (path === undefined) return { content: INVALID_READ_INPUT, isError: true };
       try {
         const target = await boundary(path, false);
-        return { content: truncateRead(await readRegularFile(target)) };
+        return { content: await readRegularFile(target) };
       } catch (error) {
         return failure(error, "read");
       }
@@ -45,11 +47,13 @@ export function readTool(boundary: Boundary): Tool {
   };
 }
 
+/** The file's content, already cut to the read rule. */
 async function readRegularFile(target: string): Promise<string> {
   const handle = await open(target, READ_FLAGS);
   try {
-    if (!(await handle.stat()).isFile()) throw new Error("not a regular file");
-    return await handle.readFile("utf8");
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new Error("not a regular file");
+    return await readTruncated(fileChunks(handle, stats.size));
   } finally {
     await handle.close();
   }

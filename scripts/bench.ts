@@ -1,0 +1,358 @@
+/**
+ * `npm run bench [-- --json FILE] [--only SECTION,...]`: what each gate costs next to the bare call.
+ *
+ * Every figure is measured in this run, next to its baseline measured in the same run, because a
+ * shared machine's speed drifts from one minute to the next: each repetition times a batch of the
+ * gated call and a batch of the bare call back to back (alternating which goes first), the ratio is
+ * the median of those paired ratios, and the times shown are medians. A warm-up batch of each comes
+ * first. Nothing here is a test: no figure fails the run; the table says which targets hold.
+ *
+ * The bench is a list of named sections (`SECTIONS`); a new measure is a new section.
+ */
+import { execFile, spawn } from "node:child_process";
+import { mkdir, mkdtemp, open, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs, promisify } from "node:util";
+import type { Tool } from "../src/tool.js";
+import { workspaceBoundary, workspacePath } from "../src/workspace-path.js";
+import { createWorkspaceTools } from "../src/workspace-tools.js";
+import type { ReadChildReport, ReadMode } from "./bench-read-child.js";
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const execFileAsync = promisify(execFile);
+const MiB = 1024 * 1024;
+
+type Unit = "µs" | "ms" | "s" | "MiB";
+
+interface Figure {
+  value: number;
+  unit: Unit;
+}
+
+interface Row {
+  section: string;
+  measure: string;
+  gated: Figure;
+  /** The bare call measured beside it; `failed` when the bare call cannot do the job at all. */
+  bare?: { label: string } & (Figure | { failed: string });
+  ratio?: number;
+  target?: { text: string; holds: boolean };
+  note?: string;
+}
+
+interface Section {
+  name: string;
+  run(): Promise<Row[]>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Timing
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
+/** Mean time of one call in µs over a batch, then the untimed clean-up between batches. */
+async function timeBatch(call: () => Promise<unknown>, batch: number, afterBatch?: () => Promise<void>): Promise<number> {
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < batch; i++) await call();
+  const micros = Number(process.hrtime.bigint() - started) / 1_000 / batch;
+  await afterBatch?.();
+  return micros;
+}
+
+interface Pair {
+  gated: () => Promise<unknown>;
+  bare: () => Promise<unknown>;
+  afterBatch?: () => Promise<void>;
+}
+
+async function comparePaired({ gated, bare, afterBatch }: Pair, reps: number, batch: number) {
+  await timeBatch(gated, batch, afterBatch);
+  await timeBatch(bare, batch, afterBatch);
+  const gatedTimes: number[] = [];
+  const bareTimes: number[] = [];
+  const ratios: number[] = [];
+  for (let rep = 0; rep < reps; rep++) {
+    const gatedFirst = rep % 2 === 0;
+    const first = await timeBatch(gatedFirst ? gated : bare, batch, afterBatch);
+    const second = await timeBatch(gatedFirst ? bare : gated, batch, afterBatch);
+    const [gatedTime, bareTime] = gatedFirst ? [first, second] : [second, first];
+    gatedTimes.push(gatedTime);
+    bareTimes.push(bareTime);
+    ratios.push(gatedTime / bareTime);
+  }
+  return { gated: median(gatedTimes), bare: median(bareTimes), ratio: median(ratios) };
+}
+
+function ratioRow(
+  section: string,
+  measure: string,
+  bareLabel: string,
+  result: { gated: number; bare: number; ratio: number },
+  maxRatio: number,
+  unit: "µs" | "ms",
+  note?: string,
+): Row {
+  const scale = unit === "ms" ? 1 / 1_000 : 1;
+  return {
+    section,
+    measure,
+    gated: { value: result.gated * scale, unit },
+    bare: { label: bareLabel, value: result.bare * scale, unit },
+    ratio: result.ratio,
+    target: { text: `≤ ${maxRatio}×`, holds: result.ratio <= maxRatio },
+    ...(note === undefined ? {} : { note }),
+  };
+}
+
+/** Runs a tool call and throws on an error result, so a refused call is never timed as a fast one. */
+async function mustSucceed(tool: Tool, input: unknown): Promise<void> {
+  const result = await tool.execute(input);
+  if (result.isError === true) throw new Error(`${tool.spec.name} failed during the bench: ${result.content}`);
+}
+
+async function withTempDir<T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  try {
+    return await body(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sections
+
+const gatesSection: Section = {
+  name: "gates",
+  run: () =>
+    // The root is already real (withTempDir), as the tools' check requires.
+    withTempDir("workspace-gates-bench-", async (root) => {
+      const reps = 21;
+      const batch = 100;
+      const text = "a line of ordinary text for the bench\n".repeat(27).slice(0, 1_024);
+      const small = join(root, "small.txt");
+      await writeFile(small, text);
+      await mkdir(join(root, "new-gated"));
+      await mkdir(join(root, "new-bare"));
+      const [read, write] = createWorkspaceTools(root) as [Tool, Tool, Tool];
+      let created = 0;
+      const emptyNewDirs = async () => {
+        for (const name of ["new-gated", "new-bare"]) {
+          await rm(join(root, name), { recursive: true, force: true });
+          await mkdir(join(root, name));
+        }
+      };
+      const section = "gates";
+      const boundary = workspaceBoundary(root);
+      return [
+        ratioRow(
+          section,
+          "read tool, 1 KiB file",
+          "readFile(path, 'utf8')",
+          await comparePaired({ gated: () => mustSucceed(read, { path: "small.txt" }), bare: () => readFile(small, "utf8") }, reps, batch),
+          1.5,
+          "µs",
+        ),
+        ratioRow(
+          section,
+          "write tool, 1 KiB over an existing file",
+          "writeFile(path, text)",
+          await comparePaired({ gated: () => mustSucceed(write, { path: "small.txt", content: text }), bare: () => writeFile(small, text) }, reps, batch),
+          1.5,
+          "µs",
+        ),
+        ratioRow(
+          section,
+          "write tool, 1 KiB new file in an existing directory",
+          "writeFile(new path, text)",
+          await comparePaired(
+            {
+              gated: () => mustSucceed(write, { path: `new-gated/${created++}.txt`, content: text }),
+              bare: () => writeFile(join(root, "new-bare", `${created++}.txt`), text),
+              afterBatch: emptyNewDirs,
+            },
+            reps,
+            batch,
+          ),
+          1.5,
+          "µs",
+        ),
+        ratioRow(
+          section,
+          "workspacePath as exported (chapter)",
+          "realpath(path)",
+          await comparePaired({ gated: () => workspacePath(root, "small.txt", false), bare: () => realpath(small) }, reps, batch),
+          1.3,
+          "µs",
+          "two realpaths by contract: the root is resolved on every call (SPEC §2)",
+        ),
+        ratioRow(
+          section,
+          "path check the tools run (root resolved once)",
+          "realpath(path)",
+          await comparePaired({ gated: () => boundary("small.txt", false), bare: () => realpath(small) }, reps, batch),
+          1.3,
+          "µs",
+        ),
+      ];
+    }),
+};
+
+const bashSection: Section = {
+  name: "bash",
+  run: () =>
+    withTempDir("workspace-gates-bench-", async (root) => {
+      const bash = createWorkspaceTools(root)[2] as Tool;
+      const shell = process.env.SHELL ?? "/bin/sh";
+      const command = "echo bench";
+      const result = await comparePaired(
+        {
+          gated: () => mustSucceed(bash, { command }),
+          bare: () => execFileAsync(shell, ["-c", command], { cwd: root, encoding: "utf8" }),
+        },
+        // Small batches, many of them: a spawn's time swings with the load, and the pairs must be close.
+        31,
+        4,
+      );
+      return [ratioRow("bash", `bash tool, \`${command}\``, "execFile($SHELL, ['-c', command])", result, 1.1, "ms")];
+    }),
+};
+
+const LARGE_READ_SIZES = [
+  { label: "1 MiB", bytes: MiB, reps: 5 },
+  { label: "100 MiB", bytes: 100 * MiB, reps: 3 },
+  { label: "1 GiB", bytes: 1024 * MiB, reps: 3 },
+] as const;
+const MAX_READ_GROWTH_MIB = 64;
+
+async function runReadChild(mode: ReadMode, dir: string, file: string, reps: number): Promise<ReadChildReport> {
+  const child = join(REPO_ROOT, "scripts", "bench-read-child.ts");
+  const { stdout } = await execFileAsync(process.execPath, ["--import", "tsx", child, mode, dir, file, String(reps)], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+  });
+  return JSON.parse(stdout) as ReadChildReport;
+}
+
+const largeReadsSection: Section = {
+  name: "large-reads",
+  run: () =>
+    withTempDir("workspace-gates-bench-large-", async (dir) => {
+      const rows: Row[] = [];
+      for (const { label, bytes, reps } of LARGE_READ_SIZES) {
+        const file = `sparse-${label.replace(" ", "")}.bin`;
+        const handle = await open(join(dir, file), "w");
+        await handle.truncate(bytes); // sparse: no disk space, every byte reads as NUL
+        await handle.close();
+        const tool = await runReadChild("tool", dir, file, reps);
+        const bare = await runReadChild("readFile", dir, file, reps);
+        await rm(join(dir, file));
+        if (tool.error !== undefined) throw new Error(`read tool failed on ${label}: ${tool.error}`);
+        const toolMs = median(tool.timesMs);
+        const growthMiB = tool.peakGrowthBytes / MiB;
+        const bareMs = median(bare.timesMs);
+        const bareLabel = "readFile + truncateRead";
+        rows.push({
+          section: "large-reads",
+          measure: `read tool, ${label} sparse file: time`,
+          gated: { value: toolMs, unit: "ms" },
+          bare: bare.error === undefined ? { label: bareLabel, value: bareMs, unit: "ms" } : { label: bareLabel, failed: bare.error },
+          ...(bare.error === undefined ? { ratio: toolMs / bareMs } : {}),
+          note: `${Math.round(bytes / MiB / (toolMs / 1_000))} MiB/s`,
+        });
+        rows.push({
+          section: "large-reads",
+          measure: `read tool, ${label} sparse file: peak RSS growth`,
+          gated: { value: growthMiB, unit: "MiB" },
+          bare: { label: bareLabel, value: bare.peakGrowthBytes / MiB, unit: "MiB" },
+          ratio: tool.peakGrowthBytes / Math.max(1, bare.peakGrowthBytes),
+          target: { text: `< ${MAX_READ_GROWTH_MIB} MiB`, holds: growthMiB < MAX_READ_GROWTH_MIB },
+          ...(bare.error === undefined ? {} : { note: `readFile fails with ${bare.error} once the text passes V8's string limit (512 Mi characters)` }),
+        });
+      }
+      return rows;
+    }),
+};
+
+/** Commands whose wall time users pay on every push; audit and mutation runs join this list. */
+const SUITE_COMMANDS = [{ label: "npm test", command: "npm", args: ["test"] }] as const;
+
+function wallTime(command: string, args: readonly string[]): Promise<{ ms: number; exitCode: number | null }> {
+  const started = performance.now();
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: "ignore" });
+    child.on("error", reject);
+    child.on("close", (exitCode) => resolvePromise({ ms: performance.now() - started, exitCode }));
+  });
+}
+
+const suiteSection: Section = {
+  name: "suite",
+  async run() {
+    const rows: Row[] = [];
+    for (const { label, command, args } of SUITE_COMMANDS) {
+      // Two runs, not more: each takes seconds, and the bench must stay under three minutes.
+      const runs = [await wallTime(command, args), await wallTime(command, args)];
+      const failed = runs.find((run) => run.exitCode !== 0);
+      rows.push({
+        section: "suite",
+        measure: `${label}: wall time`,
+        gated: { value: median(runs.map((run) => run.ms)) / 1_000, unit: "s" },
+        ...(failed === undefined ? {} : { note: `exited with ${failed.exitCode}` }),
+      });
+    }
+    return rows;
+  },
+};
+
+const SECTIONS: readonly Section[] = [gatesSection, bashSection, largeReadsSection, suiteSection];
+
+// ---------------------------------------------------------------------------------------------------
+// Output
+
+function formatFigure(figure: Figure): string {
+  const digits = figure.value >= 100 ? 0 : figure.value >= 10 ? 1 : 2;
+  return `${figure.value.toFixed(digits)} ${figure.unit}`;
+}
+
+function formatTable(rows: readonly Row[]): string {
+  const header = ["measure", "gated", "bare call", "ratio", "target", "holds", "note"];
+  const lines = rows.map((row) => [
+    row.measure,
+    formatFigure(row.gated),
+    row.bare === undefined ? "—" : "failed" in row.bare ? `${row.bare.label}: fails (${row.bare.failed})` : `${row.bare.label}: ${formatFigure(row.bare)}`,
+    row.ratio === undefined ? "—" : `${row.ratio.toFixed(2)}×`,
+    row.target?.text ?? "—",
+    row.target === undefined ? "—" : row.target.holds ? "yes" : "**no**",
+    row.note ?? "",
+  ]);
+  const toLine = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
+  return [toLine(header), toLine(header.map(() => "---")), ...lines.map(toLine)].join("\n");
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { json: { type: "string" }, only: { type: "string" } }, allowPositionals: false });
+  const wanted = values.only?.split(",").map((name) => name.trim());
+  const unknown = wanted?.filter((name) => !SECTIONS.some((section) => section.name === name)) ?? [];
+  if (unknown.length > 0) throw new Error(`unknown section ${unknown.join(", ")}; sections: ${SECTIONS.map((s) => s.name).join(", ")}`);
+  const started = performance.now();
+  const machine = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, loadAverage: loadavg()[0] };
+  const rows: Row[] = [];
+  for (const section of SECTIONS) {
+    if (wanted !== undefined && !wanted.includes(section.name)) continue;
+    process.stderr.write(`bench: ${section.name}…\n`);
+    rows.push(...(await section.run()));
+  }
+  const seconds = (performance.now() - started) / 1_000;
+  process.stdout.write(`${formatTable(rows)}\n\n`);
+  process.stdout.write(`Node ${machine.node}, ${machine.platform}, ${machine.cpus} CPUs, load average ${machine.loadAverage?.toFixed(2)} at start; bench took ${seconds.toFixed(0)} s.\n`);
+  if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify({ machine, seconds, rows }, null, 2)}\n`);
+}
+
+await main();

@@ -1,0 +1,143 @@
+import { mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
+import * as fsPromises from "node:fs/promises";
+import { dirname, join } from "node:path";
+import fc from "fast-check";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { Sandbox } from "../src/audit/sandbox.js";
+import type { Tool } from "../src/tool.js";
+import { type FsApi, workspaceBoundary, workspacePath } from "../src/workspace-path.js";
+import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { useSandbox } from "./support/sandbox.js";
+
+let box: Sandbox;
+const sandbox = useSandbox();
+beforeEach(() => {
+  box = sandbox.current;
+});
+
+/** An fsApi that records every call, to pin how many the tools' check makes. */
+function countingFs(): FsApi & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    lstat: ((path: string) => {
+      calls.push(`lstat ${path}`);
+      return fsPromises.lstat(path);
+    }) as FsApi["lstat"],
+    realpath: ((path: string) => {
+      calls.push(`realpath ${path}`);
+      return fsPromises.realpath(path);
+    }) as FsApi["realpath"],
+  };
+}
+
+async function outcome(check: Promise<string>): Promise<{ path: string } | { error: string }> {
+  try {
+    return { path: await check };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+// A small tree under the root: top-level entries, then entries inside those that are directories.
+// Link targets lead inside, outside, into a similar-prefix sibling, nowhere (dangling) and to
+// themselves (a loop); "<root>" and "<outside>" stand for absolute paths filled in per sandbox.
+const topNames = ["a", "b", "c"] as const;
+const linkTarget = fc.constantFrom(
+  "a",
+  "b/y",
+  "missing",
+  "self",
+  ".",
+  "..",
+  "../outside",
+  "../outside/secret.txt",
+  "../outside/missing/deeper",
+  "../ws-other",
+  "<root>/a",
+  "<outside>/dir",
+);
+const entry = fc.oneof(
+  fc.constant({ kind: "absent" as const }),
+  fc.constant({ kind: "dir" as const }),
+  fc.constant({ kind: "file" as const }),
+  linkTarget.map((target) => ({ kind: "link" as const, target })),
+);
+type Entry = typeof entry extends fc.Arbitrary<infer T> ? T : never;
+const tree = fc.record({ a: entry, b: entry, c: entry, "a/x": entry, "b/y": entry });
+const candidate = fc.oneof(
+  fc.array(fc.constantFrom("a", "b", "c", "x", "y", "..", ".", "missing", "..foo", "new"), { minLength: 1, maxLength: 4 }).map((parts) => parts.join("/")),
+  fc.constantFrom("", "<root>/b/y", "<outside>/secret.txt", "<root>-other/secret.txt", "/"),
+);
+
+async function build(root: string, layout: Record<string, Entry>, fill: (text: string) => string): Promise<void> {
+  for (const name of topNames) await rm(join(root, name), { recursive: true, force: true });
+  for (const [path, spec] of Object.entries(layout)) {
+    const parent = dirname(path);
+    if (parent !== "." && layout[parent]?.kind !== "dir") continue;
+    const full = join(root, path);
+    if (spec.kind === "dir") await mkdir(full);
+    if (spec.kind === "file") await writeFile(full, "x");
+    if (spec.kind === "link") await symlink(spec.target === "self" ? full : fill(spec.target), full);
+  }
+}
+
+describe("workspaceBoundary: gate 3 as the tools run it", () => {
+  it("answers exactly what workspacePath answers (path or error) on generated trees with links", async () => {
+    const fill = (text: string) => text.replace("<root>", box.root).replace("<outside>", box.outside);
+    const boundary = workspaceBoundary(box.root);
+    await fc.assert(
+      fc.asyncProperty(tree, fc.array(fc.tuple(candidate, fc.boolean()), { minLength: 1, maxLength: 6 }), async (layout, cases) => {
+        await build(box.root, layout, fill);
+        for (const [raw, creating] of cases) {
+          const path = fill(raw);
+          expect(await outcome(boundary(path, creating))).toEqual(await outcome(workspacePath(box.root, path, creating)));
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("makes the chapter's calls, except that the root is resolved once", async () => {
+    await writeFile(join(box.root, "a.txt"), "x");
+    const fs = countingFs();
+    const boundary = workspaceBoundary(join(box.root, "."), fs);
+    await expect(boundary("a.txt", false)).resolves.toBe(join(box.root, "a.txt"));
+    await expect(boundary("new.txt", true)).resolves.toBe(join(box.root, "new.txt"));
+    expect(fs.calls).toEqual([
+      `realpath ${join(box.root, ".")}`,
+      `realpath ${join(box.root, "a.txt")}`,
+      `lstat ${join(box.root, "new.txt")}`,
+      `lstat ${box.root}`,
+      `realpath ${box.root}`,
+    ]);
+  });
+
+  it("resolves a root that did not exist when the tools were created once it does", async () => {
+    const later = join(box.root, "later");
+    const [read] = createWorkspaceTools(later) as [Tool, Tool, Tool];
+    await expect(read.execute({ path: "a.txt" })).resolves.toMatchObject({ isError: true, content: expect.stringMatching(/^read: ENOENT/) });
+    await mkdir(later);
+    await writeFile(join(later, "a.txt"), "late");
+    await expect(read.execute({ path: "a.txt" })).resolves.toEqual({ content: "late" });
+  });
+
+  it("keeps the boundary when the root directory is replaced by a symlink to outside, where workspacePath follows it", async () => {
+    const [read, write, bash] = createWorkspaceTools(box.root, { bash: { timeoutMs: 2_000 } }) as [Tool, Tool, Tool];
+    // The first call pins the root's real path.
+    await expect(read.execute({ path: "." })).resolves.toEqual({ content: "read: not a regular file", isError: true });
+    // What a bash command can do, since the process may write the root's parent.
+    await rename(box.root, `${box.root}.old`);
+    await symlink(box.outside, box.root);
+    try {
+      await expect(read.execute({ path: "secret.txt" })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
+      await expect(write.execute({ path: "planted.txt", content: "x" })).resolves.toEqual({ content: "write: path escapes workspace", isError: true });
+      await expect(bash.execute({ command: "cat secret.txt" })).resolves.toEqual({ content: "bash: path escapes workspace", isError: true });
+      // The chapter's per-call realpath moves the boundary to the link's target: documented divergence.
+      await expect(workspacePath(box.root, "secret.txt", false)).resolves.toBe(join(box.outside, "secret.txt"));
+    } finally {
+      await rm(box.root);
+      await rename(`${box.root}.old`, box.root);
+    }
+  });
+});
