@@ -107,6 +107,14 @@ describe("the descriptor walk alone holds the boundary", () => {
     });
   });
 
+  it("names the path in its own errors, not the /proc string it opened", async () => {
+    const [blindRead] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
+    await expect(blindRead.execute({ path: "nope/missing.txt" })).resolves.toEqual({
+      content: `read: ENOENT: no such file or directory, open '${join(box.root, "nope")}'`,
+      isError: true,
+    });
+  });
+
   it("ends a symlink loop with ELOOP instead of walking forever", async () => {
     await symlink("b", join(box.root, "a"));
     await symlink("a", join(box.root, "b"));
