@@ -10,25 +10,23 @@
  *   put in front of the rest of the path and walked the same way; a relative target starts from the
  *   link's directory, an absolute one must spell the root's real path and restarts from the root
  *   descriptor. A `..` that would climb above the root, and an absolute target anywhere else, throw
- *   `path escapes workspace`; more than 40 symlinks throw ELOOP. Nothing outside is ever opened.
+ *   `path escapes workspace`; more than 40 symlinks throw ELOOP. No symlink ever leads an open outside.
  * - With intent "write", missing directories are created in the directory that holds them, and the
  *   leaf is opened without O_TRUNC: `O_CREAT|O_EXCL` when new, `O_NOFOLLOW|O_NONBLOCK` when it exists.
  *   With "read", the leaf is opened `O_RDONLY|O_NOFOLLOW|O_NONBLOCK`, so a FIFO cannot block.
  * - Every directory entered and the leaf are verified by descriptor (verify-opened.ts) before use. A
- *   directory or file this call created and then found outside is removed again, so a refused call
- *   leaves nothing of its own outside.
+ *   directory or file this call created and then found outside is removed again (undo-creation.ts),
+ *   so a refused call leaves nothing of its own outside.
  * Does not promise: protection from a process that renames a directory from inside the workspace to
  * outside after its last check (that process needs write access outside); bind mounts; that a
  * refused write leaves nothing inside (directories it made inside stay, as with `mkdir -p`).
  */
-import { type FileHandle, constants, lstat, mkdir, open, readlink, rmdir, unlink } from "node:fs/promises";
-import type { Stats } from "node:fs";
-import { isAbsolute, join } from "node:path";
-import { failure } from "../failure.js";
-import { ESCAPE_MESSAGE } from "../workspace-path.js";
+import { type FileHandle, constants, mkdir, open, readlink, rmdir, unlink } from "node:fs/promises";
 import type { PinnedRoot } from "./pinned-root.js";
-import { errorCode, reword, throughDescriptor } from "./proc-fd.js";
+import { errorCode, reword } from "./proc-fd.js";
+import { verifyOrUndo } from "./undo-creation.js";
 import { type HardlinkPolicy, NOT_REGULAR_FILE, verifyDirectory, verifyOpened } from "./verify-opened.js";
+import { type Entry, Walk, components } from "./walk.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -46,13 +44,6 @@ const LEAF_ATTEMPTS = 3;
 export type OpenIntent = "read" | "write";
 
 type Step = { kind: "entered" } | { kind: "symlink"; target: string } | { kind: "opened"; handle: FileHandle };
-
-interface Entry {
-  /** `/proc/self/fd/<dirfd>/<name>`: what the syscalls are given. */
-  proc: string;
-  /** The path a person would write, for error messages. */
-  logical: string;
-}
 
 export async function openBeneath(
   root: PinnedRoot,
@@ -85,53 +76,6 @@ export async function openBeneath(
   } finally {
     await walk.close();
   }
-}
-
-/** The directories held open from the root down to where the walk stands, with their names. */
-class Walk {
-  private readonly held: { handle: FileHandle; name: string }[] = [];
-
-  constructor(
-    private readonly rootFd: number,
-    readonly rootReal: string,
-  ) {}
-
-  logical(name: string): string {
-    return join(this.rootReal, ...this.held.map((directory) => directory.name), name);
-  }
-
-  entry(name: string): Entry {
-    return { proc: throughDescriptor(this.held.at(-1)?.handle.fd ?? this.rootFd, name), logical: this.logical(name) };
-  }
-
-  push(handle: FileHandle, name: string): void {
-    this.held.push({ handle, name });
-  }
-
-  /** `..`: back to the directory this walk came from, which it still holds; never above the root. */
-  async up(): Promise<void> {
-    const left = this.held.pop();
-    if (left === undefined) throw new Error(ESCAPE_MESSAGE);
-    await left.handle.close();
-  }
-
-  /** The components to walk for a symlink's target, moving back to the root for an absolute one. */
-  async targetComponents(target: string): Promise<string[]> {
-    const parts = components(target);
-    if (!isAbsolute(target)) return parts;
-    const rootParts = components(this.rootReal);
-    if (!rootParts.every((part, index) => parts[index] === part)) throw new Error(ESCAPE_MESSAGE);
-    await this.close();
-    return parts.slice(rootParts.length);
-  }
-
-  async close(): Promise<void> {
-    for (const { handle } of this.held.splice(0).reverse()) await handle.close();
-  }
-}
-
-function components(path: string): string[] {
-  return path.split("/").filter((part) => part !== "" && part !== ".");
 }
 
 async function enterDirectory(walk: Walk, name: string, create: boolean): Promise<Step> {
@@ -215,36 +159,5 @@ async function symlinkTarget(entry: Entry): Promise<string | undefined> {
     const code = errorCode(error);
     if (code === "EINVAL" || code === "ENOENT") return undefined;
     throw reword(error, entry.proc, entry.logical);
-  }
-}
-
-/**
- * Runs `verify`; when it throws, closes the handle and, if this call created the entry (`undo` given),
- * removes it again, but only if the name still denotes the very object that was created.
- */
-async function verifyOrUndo(
-  handle: FileHandle,
-  entry: Entry,
-  verify: () => Promise<void>,
-  undo: ((path: string) => Promise<void>) | undefined,
-): Promise<void> {
-  try {
-    await verify();
-  } catch (refusal) {
-    const identity = undo === undefined ? undefined : await handle.stat();
-    await handle.close();
-    if (identity !== undefined && undo !== undefined) await undoCreation(entry, identity, undo, refusal);
-    throw refusal;
-  }
-}
-
-async function undoCreation(entry: Entry, identity: Stats, undo: (path: string) => Promise<void>, refusal: unknown): Promise<void> {
-  try {
-    const now = await lstat(entry.proc);
-    if (now.dev === identity.dev && now.ino === identity.ino) await undo(entry.proc);
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return;
-    const why = failure(reword(error, entry.proc, entry.logical)).content;
-    throw new Error(`${failure(refusal).content}; what this call created at ${entry.logical} could not be removed: ${why}`);
   }
 }
