@@ -1,5 +1,13 @@
-/** The public API of workspace-gates: the chapter's tool layer, its gates, approval and agent loop. */
+/**
+ * The public API of workspace-gates: the chapter's tool layer, its gates, approval and agent loop, and
+ * the descriptor-verified tools that close the chapter's TOCTOU window on Linux.
+ */
 export { createWorkspaceTools, type WorkspaceToolsOptions } from "./workspace-tools.js";
+export { createVerifiedWorkspaceTools, type VerifiedWorkspaceToolsOptions } from "./verified/verified-tools.js";
+export { procfsProblem, PROC_SUPER_MAGIC } from "./verified/procfs.js";
+export { MAX_SYMLINKS } from "./verified/open-beneath.js";
+export { NOT_REGULAR_FILE, hardlinkRefusal } from "./verified/verify-opened.js";
+export { unverifiedNotice } from "./verified/best-effort.js";
 export { readTool, INVALID_READ_INPUT } from "./tools/read.js";
 export { writeTool, INVALID_WRITE_INPUT } from "./tools/write.js";
 export { bashTool, bashLimits, DEFAULT_BASH_LIMITS, INVALID_BASH_INPUT, type BashLimits } from "./tools/bash.js";

@@ -1,6 +1,8 @@
-import { link, mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { link, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
+import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
+import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
 import { SECRET, type Sandbox } from "../src/audit/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
@@ -35,24 +37,11 @@ describe("read", () => {
     expect(content).toBe(`${"€".repeat(8_000)}\n[truncated 14000 characters]\n${"€".repeat(8_000)}`);
   });
 
-  it.each([
-    ["a directory symlink to outside", "escape-dir/secret.txt"],
-    ["a file symlink to outside", "escape-file"],
-    ["a symlink to a similar-prefix sibling", "sibling/secret.txt"],
-  ])("refuses to read through %s", async (_label, path) => {
-    await symlink(box.outside, join(box.root, "escape-dir"));
-    await symlink(join(box.outside, "secret.txt"), join(box.root, "escape-file"));
-    await symlink(`${box.root}-other`, join(box.root, "sibling"));
-    const result = await read.execute({ path });
+  it.each(READ_ESCAPES)("refuses to read $label", async ({ path }) => {
+    await plantEscapeLinks(box);
+    const result = await read.execute({ path: path(box) });
     expect(result).toEqual({ content: "read: path escapes workspace", isError: true });
     expect(result.content).not.toContain(SECRET);
-  });
-
-  it("refuses an absolute path outside", async () => {
-    await expect(read.execute({ path: join(box.outside, "secret.txt") })).resolves.toEqual({
-      content: "read: path escapes workspace",
-      isError: true,
-    });
   });
 
   it("answers a missing file with an error, not an exception", async () => {
@@ -63,9 +52,10 @@ describe("read", () => {
 });
 
 describe("write", () => {
-  it("creates nested directories", async () => {
-    await expect(write.execute({ path: "a/b/c.txt", content: "x" })).resolves.toEqual({ content: "wrote 1 bytes to a/b/c.txt" });
-    expect(await readFile(join(box.root, "a", "b", "c.txt"), "utf8")).toBe("x");
+  it.each(INSIDE_WRITES)("writes $label", async ({ path, lands, setup }) => {
+    await setup?.(box);
+    await expect(write.execute({ path, content: "in" })).resolves.toEqual({ content: `wrote 2 bytes to ${path}` });
+    expect(await readFile(join(box.root, lands), "utf8")).toBe("in");
   });
 
   it("writes an empty file for empty content", async () => {
@@ -73,31 +63,11 @@ describe("write", () => {
     expect(await readFile(join(box.root, "empty.txt"), "utf8")).toBe("");
   });
 
-  it.each([
-    ["into a directory symlink to outside", "escape-dir/new.txt"],
-    ["into a new directory under a directory symlink", "escape-dir/deep/new.txt"],
-    ["through a file symlink to outside", "escape-file"],
-    ["into a similar-prefix sibling by absolute path", "<root>-other/new.txt"],
-    ["through a parent step", "../outside/new.txt"],
-  ])("refuses to write %s", async (_label, path) => {
-    await symlink(box.outside, join(box.root, "escape-dir"));
-    await symlink(join(box.outside, "secret.txt"), join(box.root, "escape-file"));
-    const result = await write.execute({ path: path.replace("<root>", box.root), content: "pwned" });
+  it.each(WRITE_ESCAPES)("refuses to write $label", async ({ path }) => {
+    await plantEscapeLinks(box);
+    const result = await write.execute({ path: path(box), content: "pwned" });
     expect(result).toEqual({ content: "write: path escapes workspace", isError: true });
     // useSandbox checks after each test nothing was created or changed outside
-  });
-
-  it("writes through a symlink that stays inside, at its target", async () => {
-    await mkdir(join(box.root, "real"));
-    await symlink("real", join(box.root, "alias"));
-    await write.execute({ path: "alias/x.txt", content: "in" });
-    expect(await readdir(join(box.root, "real"))).toEqual(["x.txt"]);
-  });
-
-  it("opens the checked path, so link/.. means the root and not the link target's parent", async () => {
-    await symlink(join(box.outside, "dir"), join(box.root, "link"));
-    await expect(write.execute({ path: "link/../x.txt", content: "in" })).resolves.toMatchObject({ content: "wrote 2 bytes to link/../x.txt" });
-    expect(await readFile(join(box.root, "x.txt"), "utf8")).toBe("in");
   });
 });
 
@@ -109,17 +79,14 @@ describe("known limit: hardlinks pass every path check", () => {
 });
 
 describe("invalid input (gate 2) answers with the chapter's messages", () => {
-  it.each([[undefined], [null], [{}], [{ path: 1 }], [["a.txt"]], ["a.txt"]])("read %j", async (input) => {
+  it.each(INVALID_READ_INPUTS.map((input) => [input]))("read %j", async (input) => {
     await expect(read.execute(input)).resolves.toEqual({ content: "invalid read input: path must be a string", isError: true });
   });
 
-  it.each([[{ path: "a" }], [{ content: "x" }], [{ path: "a", content: 1 }], [{ path: null, content: "x" }], [null]])(
-    "write %j",
-    async (input) => {
-      await expect(write.execute(input)).resolves.toEqual({
-        content: "invalid write input: path and content must be strings",
-        isError: true,
-      });
-    },
-  );
+  it.each(INVALID_WRITE_INPUTS.map((input) => [input]))("write %j", async (input) => {
+    await expect(write.execute(input)).resolves.toEqual({
+      content: "invalid write input: path and content must be strings",
+      isError: true,
+    });
+  });
 });

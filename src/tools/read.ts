@@ -13,9 +13,10 @@
 import { constants, open } from "node:fs/promises";
 import { failure } from "../failure.js";
 import { stringField } from "../fields.js";
-import { schema } from "../schema.js";
+import { type ToolSpec, schema } from "../schema.js";
 import type { Tool } from "../tool.js";
 import { fileChunks, readTruncated } from "../read-truncated.js";
+import { NOT_REGULAR_FILE } from "../verified/verify-opened.js";
 import type { Boundary } from "../workspace-path.js";
 
 export const INVALID_READ_INPUT = "invalid read input: path must be a string";
@@ -24,16 +25,18 @@ export const INVALID_READ_INPUT = "invalid read input: path must be a string";
 // not exist on Windows, where FIFOs are not files anyway.
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
+export const READ_SPEC: ToolSpec = {
+  name: "read",
+  description:
+    "Read a UTF-8 text file inside the workspace. Files over 16000 characters come back as the first and last 8000 characters with a [truncated N characters] marker between them.",
+  inputSchema: schema(["path"], {
+    path: { type: "string", description: "File path, relative to the workspace root." },
+  }),
+};
+
 export function readTool(boundary: Boundary): Tool {
   return {
-    spec: {
-      name: "read",
-      description:
-        "Read a UTF-8 text file inside the workspace. Files over 16000 characters come back as the first and last 8000 characters with a [truncated N characters] marker between them.",
-      inputSchema: schema(["path"], {
-        path: { type: "string", description: "File path, relative to the workspace root." },
-      }),
-    },
+    spec: READ_SPEC,
     async execute(input) {
       const path = stringField(input, "path");
       if (path === undefined) return { content: INVALID_READ_INPUT, isError: true };
@@ -52,7 +55,7 @@ async function readRegularFile(target: string): Promise<string> {
   const handle = await open(target, READ_FLAGS);
   try {
     const stats = await handle.stat();
-    if (!stats.isFile()) throw new Error("not a regular file");
+    if (!stats.isFile()) throw new Error(NOT_REGULAR_FILE);
     return await readTruncated(fileChunks(handle, stats.size));
   } finally {
     await handle.close();

@@ -12,23 +12,30 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { failure } from "../failure.js";
 import { stringField } from "../fields.js";
-import { schema } from "../schema.js";
+import { type ToolSpec, schema } from "../schema.js";
 import type { Tool } from "../tool.js";
 import type { Boundary } from "../workspace-path.js";
 
 export const INVALID_WRITE_INPUT = "invalid write input: path and content must be strings";
 
+export const WRITE_SPEC: ToolSpec = {
+  name: "write",
+  description:
+    "Create or replace a UTF-8 text file inside the workspace. Missing parent directories are created.",
+  inputSchema: schema(["path", "content"], {
+    path: { type: "string", description: "File path, relative to the workspace root." },
+    content: { type: "string", description: "The complete new content of the file." },
+  }),
+};
+
+/** What a successful write answers, in the chapter's tools and the verified ones alike. */
+export function wroteMessage(content: string, path: string): string {
+  return `wrote ${Buffer.byteLength(content)} bytes to ${path}`;
+}
+
 export function writeTool(boundary: Boundary): Tool {
   return {
-    spec: {
-      name: "write",
-      description:
-        "Create or replace a UTF-8 text file inside the workspace. Missing parent directories are created.",
-      inputSchema: schema(["path", "content"], {
-        path: { type: "string", description: "File path, relative to the workspace root." },
-        content: { type: "string", description: "The complete new content of the file." },
-      }),
-    },
+    spec: WRITE_SPEC,
     async execute(input) {
       const path = stringField(input, "path");
       const content = stringField(input, "content");
@@ -37,7 +44,7 @@ export function writeTool(boundary: Boundary): Tool {
         const target = await boundary(path, true);
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, content);
-        return { content: `wrote ${Buffer.byteLength(content)} bytes to ${path}` };
+        return { content: wroteMessage(content, path) };
       } catch (error) {
         return failure(error, "write");
       }

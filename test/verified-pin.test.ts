@@ -1,0 +1,46 @@
+import { readdir, readlink } from "node:fs/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
+
+let box: Sandbox;
+beforeEach(async () => {
+  box = await createSandbox();
+});
+afterEach(async () => {
+  expect(await box.canaryChanges()).toEqual([]);
+  await box.dispose();
+});
+
+async function descriptorsOn(path: string): Promise<number> {
+  let count = 0;
+  for (const fd of await readdir("/proc/self/fd")) {
+    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
+    if (target === path) count += 1;
+  }
+  return count;
+}
+
+// The V8 way to reach the collector from inside a running process, since vitest's workers do not
+// start with --expose-gc.
+function collector(): () => void {
+  setFlagsFromString("--expose-gc");
+  return runInNewContext("gc") as () => void;
+}
+
+describe("the pinned root descriptor", () => {
+  it("is held while the tools live and closed once they are collected", async () => {
+    const gc = collector();
+    let tools: unknown = createVerifiedWorkspaceTools(box.root);
+    expect(await descriptorsOn(box.root)).toBe(1);
+    expect(tools).toHaveLength(3);
+    tools = undefined;
+    for (let round = 0; round < 10 && (await descriptorsOn(box.root)) > 0; round++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await descriptorsOn(box.root)).toBe(0);
+  });
+});

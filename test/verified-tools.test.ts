@@ -1,0 +1,246 @@
+import { execFileSync } from "node:child_process";
+import { link, mkdir, readFile, readdir, rename, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
+import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
+import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import type { Tool } from "../src/tool.js";
+import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
+import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { approvingCheck } from "./support/check-hooks.js";
+
+let box: Sandbox;
+let read: Tool;
+let write: Tool;
+beforeEach(async () => {
+  box = await createSandbox();
+  [read, write] = createVerifiedWorkspaceTools(box.root) as [Tool, Tool, Tool];
+});
+afterEach(async () => {
+  expect(await box.canaryChanges()).toEqual([]);
+  await box.dispose();
+});
+
+describe("the chapter's contract", () => {
+  it("has the chapter's specs, in the chapter's order", () => {
+    const tools = createVerifiedWorkspaceTools(box.root);
+    expect(tools.map((tool) => tool.spec)).toEqual(createWorkspaceTools(box.root).map((tool) => tool.spec));
+  });
+
+  it.each(INVALID_READ_INPUTS.map((input) => [input]))("read answers invalid input %j with the chapter's message", async (input) => {
+    await expect(read.execute(input)).resolves.toEqual({ content: "invalid read input: path must be a string", isError: true });
+  });
+
+  it.each(INVALID_WRITE_INPUTS.map((input) => [input]))("write answers invalid input %j with the chapter's message", async (input) => {
+    await expect(write.execute(input)).resolves.toEqual({ content: "invalid write input: path and content must be strings", isError: true });
+  });
+
+  it("reads a file and truncates one of 18 000 characters with the exact count", async () => {
+    await writeFile(join(box.root, "a.txt"), "hello");
+    await writeFile(join(box.root, "big.txt"), "H".repeat(8_000) + "M".repeat(2_000) + "T".repeat(8_000));
+    await expect(read.execute({ path: "a.txt" })).resolves.toEqual({ content: "hello" });
+    await expect(read.execute({ path: "big.txt" })).resolves.toEqual({
+      content: `${"H".repeat(8_000)}\n[truncated 2000 characters]\n${"T".repeat(8_000)}`,
+    });
+  });
+
+  it("answers a missing file with ENOENT naming the path, not a /proc string", async () => {
+    const result = await read.execute({ path: "missing.txt" });
+    expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/^read: ENOENT/) });
+    expect(result.content).not.toContain("/proc/self/fd");
+  });
+
+  it("replaces an existing longer file completely", async () => {
+    await writeFile(join(box.root, "a.txt"), "a much longer old content");
+    await expect(write.execute({ path: "a.txt", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to a.txt" });
+    expect(await readFile(join(box.root, "a.txt"), "utf8")).toBe("new");
+  });
+
+  it("writes an empty file for empty content", async () => {
+    await expect(write.execute({ path: "empty.txt", content: "" })).resolves.toEqual({ content: "wrote 0 bytes to empty.txt" });
+    expect(await readFile(join(box.root, "empty.txt"), "utf8")).toBe("");
+  });
+
+  it("runs bash in the real root, even when the root is given through a symlink", async () => {
+    await symlink(box.root, join(box.scratch, "alias"));
+    const bash = createVerifiedWorkspaceTools(join(box.scratch, "alias"))[2] as Tool;
+    await expect(bash.execute({ command: "pwd -P; pwd" })).resolves.toEqual({ content: `${box.root}\n${box.root}\n` });
+  });
+});
+
+describe("everything the chapter refuses is refused", () => {
+  it.each(READ_ESCAPES)("read $label", async ({ path }) => {
+    await plantEscapeLinks(box);
+    const result = await read.execute({ path: path(box) });
+    expect(result).toEqual({ content: "read: path escapes workspace", isError: true });
+  });
+
+  it.each(WRITE_ESCAPES)("write $label", async ({ path }) => {
+    await plantEscapeLinks(box);
+    await expect(write.execute({ path: path(box), content: "pwned" })).resolves.toEqual({ content: "write: path escapes workspace", isError: true });
+  });
+});
+
+// With a check that approves everything, the chapter's tools escape on every row; the verified tools
+// must still refuse them all, because the walk from the root descriptor trusts no earlier answer.
+describe("the descriptor walk alone holds the boundary", () => {
+  it("control: the chapter's read escapes when its check approves everything", async () => {
+    await plantEscapeLinks(box);
+    const [chapterRead] = createWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
+    await expect(chapterRead.execute({ path: "escape-dir/secret.txt" })).resolves.toEqual({ content: `${SECRET} outside\n` });
+  });
+
+  it.each(READ_ESCAPES)("read $label", async ({ path }) => {
+    await plantEscapeLinks(box);
+    const [blindRead] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
+    const result = await blindRead.execute({ path: path(box) });
+    expect(result).toEqual({ content: "read: path escapes workspace", isError: true });
+  });
+
+  it.each(WRITE_ESCAPES)("write $label", async ({ path }) => {
+    await plantEscapeLinks(box);
+    const [, blindWrite] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool, Tool];
+    await expect(blindWrite.execute({ path: path(box), content: "pwned" })).resolves.toEqual({
+      content: "write: path escapes workspace",
+      isError: true,
+    });
+  });
+
+  it("names the path in its own errors, not the /proc string it opened", async () => {
+    const [blindRead] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
+    await expect(blindRead.execute({ path: "nope/missing.txt" })).resolves.toEqual({
+      content: `read: ENOENT: no such file or directory, open '${join(box.root, "nope")}'`,
+      isError: true,
+    });
+  });
+
+  it("ends a symlink loop with ELOOP instead of walking forever", async () => {
+    await symlink("b", join(box.root, "a"));
+    await symlink("a", join(box.root, "b"));
+    const [blindRead] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
+    await expect(blindRead.execute({ path: "a" })).resolves.toEqual({
+      content: `read: ELOOP: more than 40 symbolic links on the way to ${join(box.root, "a")}`,
+      isError: true,
+    });
+  });
+});
+
+describe("legitimate paths still work", () => {
+  it.each(INSIDE_WRITES)("write $label", async ({ path, lands, setup }) => {
+    await setup?.(box);
+    await expect(write.execute({ path, content: "in" })).resolves.toEqual({ content: `wrote 2 bytes to ${path}` });
+    expect(await readFile(join(box.root, lands), "utf8")).toBe("in");
+    await expect(read.execute({ path })).resolves.toEqual({ content: "in" });
+  });
+
+  it("follows a file symlink that stays inside, for read and write", async () => {
+    await writeFile(join(box.root, "real.txt"), "old");
+    await symlink("real.txt", join(box.root, "current"));
+    await expect(read.execute({ path: "current" })).resolves.toEqual({ content: "old" });
+    await expect(write.execute({ path: "current", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to current" });
+    expect(await readFile(join(box.root, "real.txt"), "utf8")).toBe("new");
+  });
+
+  it("follows an absolute symlink that spells the root's real path", async () => {
+    await mkdir(join(box.root, "real"));
+    await writeFile(join(box.root, "real", "x.txt"), "via absolute");
+    await symlink(join(box.root, "real"), join(box.root, "abs"));
+    await expect(read.execute({ path: "abs/x.txt" })).resolves.toEqual({ content: "via absolute" });
+  });
+
+  it("follows a chain of relative symlinks through subdirectories and ..", async () => {
+    await mkdir(join(box.root, "a", "b"), { recursive: true });
+    await writeFile(join(box.root, "a", "t.txt"), "chained");
+    await symlink("../t.txt", join(box.root, "a", "b", "up"));
+    await symlink("a/b/up", join(box.root, "entry"));
+    await expect(read.execute({ path: "entry" })).resolves.toEqual({ content: "chained" });
+  });
+
+  it("creates nested directories under an inside symlink, at its target", async () => {
+    await mkdir(join(box.root, "real"));
+    await symlink("real", join(box.root, "alias"));
+    await write.execute({ path: "alias/new/deep/x.txt", content: "in" });
+    expect(await readdir(join(box.root, "real", "new", "deep"))).toEqual(["x.txt"]);
+  });
+});
+
+// A decided divergence from the chapter, which admits nothing the chapter refuses: a symlink whose
+// target climbs above the root and comes back is refused, as Go's os.Root refuses it, because
+// following it would mean looking up names in directories outside.
+describe("stricter than the chapter, by decision", () => {
+  it("refuses a file symlink whose target climbs above the root and comes back", async () => {
+    await writeFile(join(box.root, "x.txt"), "inside");
+    await symlink("../ws/x.txt", join(box.root, "back"));
+    await expect(createWorkspaceTools(box.root)[0]?.execute({ path: "back" })).resolves.toEqual({ content: "inside" });
+    await expect(read.execute({ path: "back" })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
+  });
+
+  it("refuses a directory symlink whose target climbs above the root and comes back", async () => {
+    await mkdir(join(box.root, "real"));
+    await writeFile(join(box.root, "real", "x.txt"), "inside");
+    await symlink("../ws/real", join(box.root, "back"));
+    await expect(createWorkspaceTools(box.root)[0]?.execute({ path: "back/x.txt" })).resolves.toEqual({ content: "inside" });
+    await expect(read.execute({ path: "back/x.txt" })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
+  });
+});
+
+describe("only regular files, and never a blocked call", () => {
+  it("refuses to read a directory, a FIFO or the root", async () => {
+    await mkdir(join(box.root, "dir"));
+    execFileSync("mkfifo", [join(box.root, "pipe")]);
+    for (const path of ["dir", "pipe", ""]) {
+      await expect(read.execute({ path })).resolves.toEqual({ content: "read: not a regular file", isError: true });
+    }
+  });
+
+  it("refuses to write into a FIFO that nobody reads", async () => {
+    execFileSync("mkfifo", [join(box.root, "pipe")]);
+    const result = await write.execute({ path: "pipe", content: "x" });
+    expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/^write: ENXIO/) });
+  });
+});
+
+describe("hardlink policy", () => {
+  it("refuses by default to read a file with another link, which may be outside", async () => {
+    await link(join(box.outside, "secret.txt"), join(box.root, "k"));
+    const result = await read.execute({ path: "k" });
+    expect(result).toEqual({
+      content: "read: refused: the file has 2 hard links, and another of them may be outside the workspace (allowHardlinks accepts this)",
+      isError: true,
+    });
+  });
+
+  it("refuses by default to write a file with another link, and leaves it unchanged", async () => {
+    await link(join(box.outside, "secret.txt"), join(box.root, "k"));
+    await expect(write.execute({ path: "k", content: "pwned" })).resolves.toMatchObject({ isError: true, content: expect.stringMatching(/^write: refused: the file has 2 hard links/) });
+    // the afterEach canary check proves the outside name still holds the secret
+  });
+
+  it("with allowHardlinks, reads and writes a file linked twice", async () => {
+    const [lenientRead, lenientWrite] = createVerifiedWorkspaceTools(box.root, { allowHardlinks: true }) as [Tool, Tool];
+    await writeFile(join(box.root, "a.txt"), "shared");
+    await link(join(box.root, "a.txt"), join(box.root, "b.txt"));
+    await expect(lenientRead.execute({ path: "b.txt" })).resolves.toEqual({ content: "shared" });
+    await lenientWrite.execute({ path: "b.txt", content: "changed" });
+    expect(await readFile(join(box.root, "a.txt"), "utf8")).toBe("changed");
+  });
+});
+
+describe("the root is pinned at construction", () => {
+  it("stays the directory it was when the path given for it is re-pointed", async () => {
+    const alias = join(box.scratch, "alias");
+    await symlink(box.root, alias);
+    const [pinnedRead, pinnedWrite] = createVerifiedWorkspaceTools(alias) as [Tool, Tool];
+    await writeFile(join(box.root, "a.txt"), "pinned");
+    await rename(alias, join(box.scratch, "old-alias"));
+    await symlink(box.outside, alias);
+    await expect(pinnedRead.execute({ path: "a.txt" })).resolves.toEqual({ content: "pinned" });
+    await expect(pinnedWrite.execute({ path: "new.txt", content: "in" })).resolves.toEqual({ content: "wrote 2 bytes to new.txt" });
+    expect(await readFile(join(box.root, "new.txt"), "utf8")).toBe("in");
+  });
+
+  it("refuses to construct over a root that is not a directory", () => {
+    expect(() => createVerifiedWorkspaceTools(join(box.root, "missing"))).toThrow(/ENOENT/);
+  });
+});
