@@ -23,6 +23,7 @@ import { runAgent, scriptedProvider } from "../src/agent.js";
 import { type BeforeToolCall, approveAll, denyBashByDefault } from "../src/approval.js";
 import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import type { Tool, ToolResult } from "../src/tool.js";
+import { type FsApi, workspacePath } from "../src/workspace-path.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
 
 /** Far above any honest answer here (the slowest rows wait for a 200 ms bash timeout); only a hang reaches it. */
@@ -84,6 +85,24 @@ describe("bad-input table: the agent loop's own failures", () => {
       });
     });
   }
+});
+
+describe("workspacePath refuses a NUL byte itself", () => {
+  // An injected fsApi (memfs, a fork's own wrapper) need not reject NUL the way node:fs does, and a
+  // layer that truncates at NUL would check `a.txt` and then open `a.txt\0.png` (CVE-2023-32004).
+  const acceptsAnyPath = {
+    lstat: async () => ({}),
+    realpath: async (path: string) => path,
+  } as unknown as FsApi;
+
+  it("without relying on the filesystem to reject it", async () => {
+    await expect(workspacePath("/ws", "a.txt\0.png", false, acceptsAnyPath)).rejects.toThrow("path must not contain NUL bytes");
+    await expect(workspacePath("/ws", "new\0/x", true, acceptsAnyPath)).rejects.toThrow("path must not contain NUL bytes");
+  });
+
+  it("and still accepts the same path without the NUL byte", async () => {
+    await expect(workspacePath("/ws", "a.txt.png", false, acceptsAnyPath)).resolves.toBe("/ws/a.txt.png");
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------
