@@ -5,7 +5,7 @@ export { writeTool, INVALID_WRITE_INPUT } from "./tools/write.js";
 export { bashTool, bashLimits, DEFAULT_BASH_LIMITS, INVALID_BASH_INPUT, type BashLimits } from "./tools/bash.js";
 export { schema, type ToolSpec, type ObjectSchema, type JsonSchemaProperty } from "./schema.js";
 export { asObject, stringField } from "./fields.js";
-export { workspacePath, nearestExistingAncestor, ESCAPE_MESSAGE, type FsApi } from "./workspace-path.js";
+export { workspacePath, nearestExistingAncestor, ESCAPE_MESSAGE, NUL_MESSAGE, type FsApi } from "./workspace-path.js";
 export { isInside, type PathApi } from "./is-inside.js";
 export { MAX_READ_CHARS, truncateHead, truncateTail, truncateRead, truncationMarker } from "./truncate.js";
 export { failure } from "./failure.js";
