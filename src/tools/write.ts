@@ -4,11 +4,14 @@
  * Promises: input without string `path` and `content` is refused with the chapter's message (an empty
  * `content` is valid and writes an empty file); the path is checked as `creating` before anything is
  * created; missing parent directories are then created and the file written at exactly the checked path.
+ * Only a regular file is written: an existing FIFO, device or socket answers `not a regular file`
+ * without blocking and without being written to (an existing file is truncated only once it is known
+ * to be a regular file).
  * Does not promise: atomicity (a failed write may leave a partial file inside the workspace),
  * protection against a swap between check and write (TOCTOU), or against a hardlink that names an
  * outside file (writing through it changes the outside file).
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { constants, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { failure } from "../failure.js";
 import { stringField } from "../fields.js";
@@ -17,6 +20,13 @@ import type { Tool } from "../tool.js";
 import { type FsApi, workspacePath } from "../workspace-path.js";
 
 export const INVALID_WRITE_INPUT = "invalid write input: path and content must be strings";
+
+const NOT_A_REGULAR_FILE = "not a regular file";
+
+// No O_TRUNC: a file is emptied only after fstat says it is a regular one. O_NONBLOCK makes open() of
+// a FIFO fail at once (ENXIO when no reader) instead of waiting for a reader; it does not exist on
+// Windows, which has no FIFOs. On a regular file it changes nothing.
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0);
 
 export function writeTool(root: string, fsApi?: FsApi): Tool {
   return {
@@ -36,11 +46,25 @@ export function writeTool(root: string, fsApi?: FsApi): Tool {
       try {
         const target = await workspacePath(root, path, true, fsApi);
         await mkdir(dirname(target), { recursive: true });
-        await writeFile(target, content);
+        await writeRegularFile(target, content);
         return { content: `wrote ${Buffer.byteLength(content)} bytes to ${path}` };
       } catch (error) {
         return failure(error, "write");
       }
     },
   };
+}
+
+async function writeRegularFile(target: string, content: string): Promise<void> {
+  const handle = await open(target, WRITE_FLAGS).catch((error: unknown) => {
+    // ENXIO is what O_NONBLOCK gives for a FIFO without a reader, a socket or a device without a driver.
+    throw (error as NodeJS.ErrnoException).code === "ENXIO" ? new Error(NOT_A_REGULAR_FILE) : error;
+  });
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error(NOT_A_REGULAR_FILE);
+    await handle.truncate(0);
+    await handle.writeFile(content);
+  } finally {
+    await handle.close();
+  }
 }
