@@ -7,17 +7,20 @@
  * Only a regular file is written: an existing FIFO, device or socket answers `not a regular file`
  * without blocking and without being written to (an existing file is truncated only once it is known
  * to be a regular file).
- * Does not promise: atomicity (a failed write may leave a partial file inside the workspace),
+ * A write that fails before its bytes go out leaves the workspace as it was: the directories it
+ * created for the file are removed again (only those, and only while empty).
+ * Does not promise: atomicity (a failure while the bytes are written, such as a full disk, leaves
+ * the file truncated or partly written, and a new file in place),
  * protection against a swap between check and write (TOCTOU), or against a hardlink that names an
  * outside file (writing through it changes the outside file).
  */
-import { constants, mkdir, open } from "node:fs/promises";
+import { constants, mkdir, open, rmdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { failure } from "../failure.js";
 import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
 import type { Tool } from "../tool.js";
-import { type FsApi, workspacePath } from "../workspace-path.js";
+import { type FsApi, nearestExistingAncestor, workspacePath } from "../workspace-path.js";
 
 export const INVALID_WRITE_INPUT = "invalid write input: path and content must be strings";
 
@@ -45,14 +48,49 @@ export function writeTool(root: string, fsApi?: FsApi): Tool {
       if (path === undefined || content === undefined) return { content: INVALID_WRITE_INPUT, isError: true };
       try {
         const target = await workspacePath(root, path, true, fsApi);
-        await mkdir(dirname(target), { recursive: true });
-        await writeRegularFile(target, content);
+        const created = await createParents(target);
+        try {
+          await writeRegularFile(target, content);
+        } catch (error) {
+          await removeEmptyDirectories(created);
+          throw error;
+        }
         return { content: `wrote ${Buffer.byteLength(content)} bytes to ${path}` };
       } catch (error) {
         return failure(error, "write");
       }
     },
   };
+}
+
+/**
+ * `mkdir -p` of the target's directory, answering the directories that were missing before it
+ * (deepest first) so that a failed write can take them back. If mkdir itself fails halfway, what it
+ * made is taken back at once.
+ */
+async function createParents(target: string): Promise<string[]> {
+  const directory = dirname(target);
+  const existing = await nearestExistingAncestor(directory);
+  const missing: string[] = [];
+  for (let path = directory; path !== existing; path = dirname(path)) missing.push(path);
+  try {
+    await mkdir(directory, { recursive: true });
+  } catch (error) {
+    await removeEmptyDirectories(missing);
+    throw error;
+  }
+  return missing;
+}
+
+/**
+ * rmdir each, deepest first. rmdir removes only an empty directory and does not follow a symlink in
+ * the last component, so a directory that someone filled meanwhile stays, and so do its ancestors
+ * (they hold it); like mkdir, it is exposed to a directory swapped for a symlink (TOCTOU). A failure is
+ * no reason to stop: the deepest ones may never have been made (ENOENT, ENAMETOOLONG). Never throws,
+ * since the caller is already reporting the failure that matters.
+ */
+async function removeEmptyDirectories(deepestFirst: readonly string[]): Promise<void> {
+  for (const path of deepestFirst) await rmdir(path).catch(() => undefined);
 }
 
 async function writeRegularFile(target: string, content: string): Promise<void> {
