@@ -41,7 +41,8 @@ describe("bad-input table: each tool, called directly and through the agent loop
         for (const row of rows) {
           it(row.label, async (context) => {
             await inEmptyWorkspace(sandbox(), row.setup ?? [], context.skip, async (box) => {
-              const answer = await withShell(row.bash?.shell, () => callTool(box, row, via));
+              const shell = row.bash?.shell;
+              const answer = await withShell(typeof shell === "string" ? placeholders(shell, box) : shell, () => callTool(box, row, via));
               checkAnswer(row.tool, row.expect, answer, box);
               expect(await workspaceTree(box.root)).toEqual(expectedTree(box, row));
             });
