@@ -56,7 +56,7 @@ describe("bash", () => {
   it("kills a command whose output passes maxBuffer", async () => {
     const result = await bash.execute({ command: "yes | head -c 5000; sleep 5" });
     expect(result.isError).toBe(true);
-    expect(result.content).toMatch(/^bash: maxBuffer exceeded: output passed 1024 bytes on one stream; the command was killed\n/);
+    expect(result.content).toMatch(/^bash: maxBuffer exceeded: stdout passed 1024 bytes; the command was killed\n/);
   });
 
   it("stops a command when the caller aborts", async () => {
