@@ -1,3 +1,4 @@
+import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
@@ -63,8 +64,10 @@ describe("bash", () => {
 
   it("stops a command when the caller aborts", async () => {
     const controller = new AbortController();
-    const pending = bash.execute({ command: "exec sleep 5" }, controller.signal);
-    setTimeout(() => controller.abort(), 50);
+    const pending = bash.execute({ command: ": > started; exec sleep 5" }, controller.signal);
+    // Abort once the command runs: an abort before the spawn is answered differently (it never starts).
+    await until(() => access(join(box.root, "started")).then(() => true, () => false));
+    controller.abort();
     await expect(pending).resolves.toEqual({ content: "bash: aborted: the command was killed by the caller's AbortSignal", isError: true });
   });
 
@@ -87,3 +90,11 @@ describe("bashLimits", () => {
     expect(() => bashLimits({ timeoutMs: value })).toThrow(/bash limit timeoutMs must be a positive number/);
   });
 });
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let waited = 0; waited < 5_000; waited += 10) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("condition never held");
+}
