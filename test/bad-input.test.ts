@@ -59,7 +59,9 @@ describe("bad-input table: the agent loop's own failures", () => {
     it(row.label, async (context) => {
       await inEmptyWorkspace(sandbox(), row.setup ?? [], context.skip, async (box) => {
         const tools = [...createWorkspaceTools(box.root, { bash: TABLE_BASH_LIMITS }), ...extraTools(row)];
-        const provider = scriptedProvider([{ toolCalls: [{ id: "call-1", ...row.call }] }, { text: "done" }]);
+        // a fresh copy of the input, since a hook may change it in place
+        const call = { id: "call-1", name: row.call.name, input: withPlaceholders(row.call.input, box) };
+        const provider = scriptedProvider([{ toolCalls: [call] }, { text: "done" }]);
         const recorded: unknown[] = [];
         const running = runAgent("go", {
           provider,
@@ -163,6 +165,11 @@ function hook(behaviour: HookBehaviour, box: Sandbox): BeforeToolCall {
   if ("denyBashByDefault" in behaviour) return denyBashByDefault;
   if ("deny" in behaviour) return () => ({ approved: false, reason: behaviour.deny });
   if ("substitute" in behaviour) return () => ({ approved: true, input: withPlaceholders(behaviour.substitute, box) });
+  if ("mutates" in behaviour)
+    return (call) => {
+      Object.assign(call.input as object, withPlaceholders(behaviour.mutates, box));
+      return { approved: true };
+    };
   if ("throws" in behaviour)
     return () => {
       throw behaviour.throws;
