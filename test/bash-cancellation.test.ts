@@ -15,13 +15,16 @@ import { createWorkspaceTools } from "../src/workspace-tools.js";
 const WAIT_LIMIT_MS = 5_000;
 
 let box: Sandbox;
-let bash: Tool;
 const strays: number[] = [];
 
 beforeEach(async () => {
   box = await createSandbox("workspace-gates-cancel-");
-  bash = createWorkspaceTools(box.root, { bash: { timeoutMs: 200 } })[2] as Tool;
 });
+
+/** The bash tool with this timeout: short where the test waits for it, the chapter's 10 s elsewhere. */
+function bashTimingOutAfter(timeoutMs: number): Tool {
+  return createWorkspaceTools(box.root, { bash: { timeoutMs } })[2] as Tool;
+}
 
 afterEach(async () => {
   for (const pid of strays.splice(0)) await killAndReap(pid);
@@ -31,18 +34,21 @@ afterEach(async () => {
 
 describe("bash cancellation stops the shell, not its background processes (known limit)", () => {
   it("a background process that keeps stdout open: the tool stops reading at the timeout and says so", async () => {
+    const bash = bashTimingOutAfter(500);
     const result = await bash.execute({ command: "sh -c 'echo $$ > holder.pid; exec sleep 5' & echo started" });
     const holder = await pidFrom(join(box.root, "holder.pid"));
     expect(result).toEqual({
       content:
-        "bash: timeout: the shell exited, but a background process kept stdout or stderr open; stopped reading after 200 ms (that process was not killed)\nstarted\n",
+        "bash: timeout: the shell exited, but a background process kept stdout or stderr open; stopped reading after 500 ms (that process was not killed)\nstarted\n",
       isError: true,
     });
     expect(isAlive(holder)).toBe(true);
   });
 
   it("a background process that let go of stdout is not waited for", async () => {
-    const result = await bash.execute({ command: "sh -c 'echo $$ > detached.pid; exec sleep 5' > /dev/null 2>&1 & echo started" });
+    const result = await bashTimingOutAfter(10_000).execute({
+      command: "sh -c 'echo $$ > detached.pid; exec sleep 5' > /dev/null 2>&1 & echo started",
+    });
     expect(result).toEqual({ content: "started\n" });
     expect(isAlive(await pidFrom(join(box.root, "detached.pid")))).toBe(true);
   });
@@ -51,7 +57,7 @@ describe("bash cancellation stops the shell, not its background processes (known
     const controller = new AbortController();
     const grandchild =
       "sh -c 'echo $$ > grandchild.pid; while [ ! -e go ]; do sleep 0.01; done; echo survived > after-abort.txt' > /dev/null 2>&1 &";
-    const answering = bash.execute({ command: `${grandchild} : > started; exec sleep 5` }, controller.signal);
+    const answering = bashTimingOutAfter(10_000).execute({ command: `${grandchild} : > started; exec sleep 5` }, controller.signal);
     await waitFor(join(box.root, "started"));
     const pid = await pidFrom(join(box.root, "grandchild.pid"));
     controller.abort();
