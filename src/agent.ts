@@ -3,13 +3,17 @@
  *
  * Promises: each turn sends the whole transcript and the tool specs to the provider; every tool call
  * gets exactly one tool message; an unknown tool, a refused approval and a result with `isError` are
- * recorded as error tool messages and the loop goes on, so the model can correct itself; an exception
- * thrown by a tool or by the approval hook is recorded as a failure and then rethrown, so a broken
- * tool or policy stops the run instead of being retried by the model (a throwing hook never lets the
- * call run). The loop stops when the provider answers without tool calls or after `maxTurns`.
+ * recorded as error tool messages and the loop goes on, so the model can correct itself. A broken tool
+ * or policy stops the run instead of being retried by the model: its failure is recorded as the call's
+ * error message, then rethrown. Broken means: the approval hook throws or rejects (recorded as
+ * `<tool>: approval hook failed, the call did not run: <message>`; the call never runs), or answers
+ * anything but `{ approved: true, input? }` or `{ approved: false, reason: string }` (the same, and a
+ * TypeError is thrown: a malformed approval never approves); the tool throws (recorded as
+ * `<tool>: <message>`), or answers anything but `{ content: string, isError?: boolean }` (the same,
+ * with a TypeError). The loop stops when the provider answers without tool calls or after `maxTurns`.
  * Does not promise: anything a real provider needs (streaming, retries, token budgets).
  */
-import { type BeforeToolCall, type ToolCall, denyBashByDefault } from "./approval.js";
+import { type Approval, type BeforeToolCall, type ToolCall, denyBashByDefault } from "./approval.js";
 import { failure } from "./failure.js";
 import type { ToolSpec } from "./schema.js";
 import type { Tool, ToolResult } from "./tool.js";
@@ -63,30 +67,60 @@ export async function runAgent(prompt: string, options: AgentOptions): Promise<A
     record({ role: "assistant", text: reply.text ?? "", toolCalls });
     if (toolCalls.length === 0) return { messages, stopReason: "done" };
     for (const call of toolCalls) {
-      let result: ToolResult;
-      try {
-        result = await runToolCall(call, tools, beforeToolCall, signal);
-      } catch (error) {
-        record(toolMessage(call, failure(error, call.name)));
-        throw error;
-      }
-      record(toolMessage(call, result));
+      const outcome = await runToolCall(call, tools, beforeToolCall, signal);
+      record(toolMessage(call, outcome.result));
+      if (outcome.rethrow !== undefined) throw outcome.rethrow.error;
     }
   }
   return { messages, stopReason: "max_turns" };
 }
+
+/** What one call comes to: the result to record, and, when the hook or the tool is broken, what to rethrow. */
+interface CallOutcome {
+  result: ToolResult;
+  rethrow?: { error: unknown };
+}
+
+const MALFORMED_APPROVAL = "the hook answered neither { approved: true, input? } nor { approved: false, reason: string }";
+const MALFORMED_RESULT = "the tool answered something other than { content: string, isError?: boolean }";
 
 async function runToolCall(
   call: ToolCall,
   tools: readonly Tool[],
   beforeToolCall: BeforeToolCall,
   signal: AbortSignal | undefined,
-): Promise<ToolResult> {
+): Promise<CallOutcome> {
   const tool = tools.find((candidate) => candidate.spec.name === call.name);
-  if (tool === undefined) return { content: `unknown tool: ${call.name}`, isError: true };
-  const approval = await beforeToolCall(call);
-  if (!approval.approved) return { content: approval.reason, isError: true };
-  return tool.execute("input" in approval ? approval.input : call.input, signal);
+  if (tool === undefined) return { result: { content: `unknown tool: ${call.name}`, isError: true } };
+  let approval: Approval;
+  try {
+    approval = wellFormedApproval(await beforeToolCall(call));
+  } catch (error) {
+    const { content } = failure(error);
+    return { result: { content: `${call.name}: approval hook failed, the call did not run: ${content}`, isError: true }, rethrow: { error } };
+  }
+  if (!approval.approved) return { result: { content: approval.reason, isError: true } };
+  try {
+    return { result: wellFormedResult(await tool.execute("input" in approval ? approval.input : call.input, signal)) };
+  } catch (error) {
+    return { result: failure(error, call.name), rethrow: { error } };
+  }
+}
+
+// A hook or tool written in plain JavaScript, or typed loosely, can answer anything; only the exact
+// shapes count, so that e.g. `{ approved: "yes" }` can never approve a call.
+function wellFormedApproval(answer: unknown): Approval {
+  const approval = answer as Partial<Record<"approved" | "reason", unknown>> | null | undefined;
+  if (approval?.approved === true) return approval as Approval;
+  if (approval?.approved === false && typeof approval.reason === "string") return approval as Approval;
+  throw new TypeError(MALFORMED_APPROVAL);
+}
+
+function wellFormedResult(answer: unknown): ToolResult {
+  const result = answer as Partial<Record<"content" | "isError", unknown>> | null | undefined;
+  if (typeof result?.content === "string" && (result.isError === undefined || typeof result.isError === "boolean"))
+    return result as ToolResult;
+  throw new TypeError(MALFORMED_RESULT);
 }
 
 function toolMessage(call: ToolCall, result: ToolResult): Message {

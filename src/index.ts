@@ -18,6 +18,7 @@ export {
   workspaceBoundary,
   nearestExistingAncestor,
   ESCAPE_MESSAGE,
+  NUL_MESSAGE,
   type Boundary,
   type FsApi,
 } from "./workspace-path.js";

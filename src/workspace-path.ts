@@ -6,6 +6,9 @@
  * nearest existing ancestor) resolves, through every symlink, to the real workspace root or below it.
  * Only ENOENT counts as "missing" on the way to that ancestor; any other error (EACCES, EIO, ELOOP,
  * ENOTDIR, ENAMETOOLONG) propagates, so a failure is never mistaken for an empty slot.
+ * A candidate with a NUL byte is refused (`path must not contain NUL bytes`) before any filesystem
+ * call, whatever `fsApi` would do with it: no OS path can hold NUL, and a layer that truncates at it
+ * would check one name and open another.
  * The returned path is `resolve(rootReal, candidate)`: absolute, `..`-free, and the very string
  * that was checked. Tools must open it and nothing else (opening the raw candidate would let the
  * kernel read `link/../x` as `<link target>/../x`).
@@ -23,6 +26,7 @@ import { isInside } from "./is-inside.js";
 export type FsApi = Pick<typeof fsPromises, "lstat" | "realpath">;
 
 export const ESCAPE_MESSAGE = "path escapes workspace";
+export const NUL_MESSAGE = "path must not contain NUL bytes";
 
 /**
  * The chapter's path boundary bound to one root: what the file tools call with the model's candidate.
@@ -62,6 +66,7 @@ export async function workspacePath(
 
 /** The chapter's steps after `rootReal = realpath(root)`. */
 async function checkedPath(rootReal: string, candidate: string, creating: boolean, fsApi: FsApi): Promise<string> {
+  if (candidate.includes("\0")) throw new Error(NUL_MESSAGE);
   const requested = resolve(rootReal, candidate);
   let checked = requested;
   if (creating) {

@@ -1,3 +1,4 @@
+import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/audit/sandbox.js";
@@ -15,6 +16,8 @@ beforeEach(async () => {
   bash = createWorkspaceTools(box.root, { bash: fast })[2] as Tool;
 });
 
+// Commands that must be killed end in `exec sleep`, so the shell's pid is the sleeper's and the kill
+// leaves no orphan behind (see test/bash-cancellation.test.ts for what a kill does not reach).
 describe("bash", () => {
   it("runs in the real workspace root, even when the root is given through a symlink", async () => {
     const { symlink } = await import("node:fs/promises");
@@ -40,27 +43,29 @@ describe("bash", () => {
   });
 
   it("kills a command at the timeout and says so", async () => {
-    await expect(bash.execute({ command: "echo started; sleep 5" })).resolves.toEqual({
+    await expect(bash.execute({ command: "echo started; exec sleep 5" })).resolves.toEqual({
       content: "bash: timeout: the command was killed after 500 ms\nstarted\n",
       isError: true,
     });
   });
 
   it("kills a shell that ignores SIGTERM at the timeout", async () => {
-    const result = await bash.execute({ command: "trap '' TERM; sleep 5" });
+    const result = await bash.execute({ command: "trap '' TERM; exec sleep 5" });
     expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/^bash: timeout/) });
   });
 
   it("kills a command whose output passes maxBuffer", async () => {
-    const result = await bash.execute({ command: "yes | head -c 5000; sleep 5" });
+    const result = await bash.execute({ command: "yes | head -c 5000; exec sleep 5" });
     expect(result.isError).toBe(true);
-    expect(result.content).toMatch(/^bash: maxBuffer exceeded: output passed 1024 bytes on one stream; the command was killed\n/);
+    expect(result.content).toMatch(/^bash: maxBuffer exceeded: stdout passed 1024 bytes; the command was killed\n/);
   });
 
   it("stops a command when the caller aborts", async () => {
     const controller = new AbortController();
-    const pending = bash.execute({ command: "sleep 5" }, controller.signal);
-    setTimeout(() => controller.abort(), 50);
+    const pending = bash.execute({ command: ": > started; exec sleep 5" }, controller.signal);
+    // Abort once the command runs: an abort before the spawn is answered differently (it never starts).
+    await until(() => access(join(box.root, "started")).then(() => true, () => false));
+    controller.abort();
     await expect(pending).resolves.toEqual({ content: "bash: aborted: the command was killed by the caller's AbortSignal", isError: true });
   });
 
@@ -83,3 +88,11 @@ describe("bashLimits", () => {
     expect(() => bashLimits({ timeoutMs: value })).toThrow(/bash limit timeoutMs must be a positive number/);
   });
 });
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let waited = 0; waited < 5_000; waited += 10) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("condition never held");
+}

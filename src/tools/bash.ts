@@ -2,16 +2,20 @@
  * The `bash` tool: one shell command with the real workspace root as its working directory, bounded
  * by gate 4's execution limits.
  *
- * Promises: input without a string `command` is refused with the chapter's message; the command runs
- * as `$SHELL -c command` (`/bin/sh` when SHELL is unset) in the real root, is killed after `timeoutMs`
- * or once stdout or stderr passes `maxBuffer` bytes, and is killed when `signal` aborts; every failure
- * names the limit or cause that ended it; output over `maxOutputChars` is cut with a marker.
+ * Promises: input without a string `command` is refused with the chapter's message, a command with a
+ * NUL byte with `command must not contain NUL bytes`; a signal already aborted means the command is
+ * never started; otherwise the command runs as `$SHELL -c command` (`/bin/sh` when SHELL is unset) in
+ * the real root, is killed after `timeoutMs` or once stdout or stderr passes `maxBuffer` bytes, and is
+ * killed when `signal` aborts; every failure names the limit or cause that ended it (timeout,
+ * maxBuffer and which stream, aborted, exit code, signal, shell not found or not executable, command
+ * too long); output over `maxOutputChars` is cut with a marker. When the shell exits but a background
+ * process still holds stdout or stderr, reading stops at `timeoutMs` and the answer is a timeout error.
  * Does not promise: any confinement. The command runs with all the rights of this process and may read
  * or write anywhere (`cd /etc && cat passwd` works). Killing stops the shell, not what it started in
- * the background. Decide whether bash runs at all in the approval hook (approval.ts).
+ * the background: such a process outlives the timeout and the abort and keeps its rights (see
+ * test/bash-cancellation.test.ts). Decide whether bash runs at all in the approval hook (approval.ts).
  */
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
+import { type ExecFileOptionsWithStringEncoding, execFile } from "node:child_process";
 import { failure } from "../failure.js";
 import { stringField } from "../fields.js";
 import { schema } from "../schema.js";
@@ -51,8 +55,6 @@ export function bashLimits(overrides: Partial<BashLimits> = {}): BashLimits {
   return limits;
 }
 
-const execFileAsync = promisify(execFile);
-
 // SIGKILL, not the default SIGTERM: a shell that traps TERM would otherwise outlive its timeout and
 // keep the agent waiting forever.
 const KILL_SIGNAL = "SIGKILL";
@@ -69,11 +71,15 @@ export function bashTool(boundary: Boundary, limits: BashLimits = DEFAULT_BASH_L
     async execute(input, signal) {
       const command = stringField(input, "command");
       if (command === undefined) return { content: INVALID_BASH_INPUT, isError: true };
+      if (command.includes("\0")) return failure(new Error("command must not contain NUL bytes"), "bash");
       const shell = process.env.SHELL ?? "/bin/sh";
       try {
         // The chapter's way to the real root: the boundary applied to "." itself.
         const cwd = await boundary(".", false);
-        const { stdout, stderr } = await execFileAsync(shell, ["-c", command], {
+        // Checked after the last await before the spawn: execFile given an aborted signal still
+        // spawns the command and only kills it a tick later, by which time it may have run.
+        if (signal?.aborted === true) return failure(new Error(ABORTED_BEFORE_START), "bash");
+        const { stdout, stderr, readingCut } = await runShell(shell, command, {
           cwd,
           timeout: limits.timeoutMs,
           maxBuffer: limits.maxBuffer,
@@ -81,12 +87,40 @@ export function bashTool(boundary: Boundary, limits: BashLimits = DEFAULT_BASH_L
           encoding: "utf8",
           ...(signal === undefined ? {} : { signal }),
         });
+        if (readingCut) return failure(withOutput(heldOpenRule(limits), stdout, stderr, limits), "bash");
         return { content: truncateHead(`${stdout}${stderr}`, limits.maxOutputChars) };
       } catch (error) {
         return failure(explainExecFailure(error, shell, limits), "bash");
       }
     },
   };
+}
+
+const ABORTED_BEFORE_START = "aborted: the caller's AbortSignal fired before the command started; it did not run";
+
+interface ShellRun {
+  stdout: string;
+  stderr: string;
+  /**
+   * The shell exited cleanly, but its stdout or stderr never reached end-of-file: execFile's timeout
+   * found the shell gone and destroyed the pipes a background process was still holding, then
+   * reported success. Only that kill ends a stream without an error, so this is the timeout firing.
+   */
+  readingCut: boolean;
+}
+
+/** execFile as a promise that also tells whether the output was read to its end. */
+function runShell(shell: string, command: string, options: ExecFileOptionsWithStringEncoding): Promise<ShellRun> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(shell, ["-c", command], options, (error, stdout, stderr) => {
+      if (error !== null) reject(Object.assign(error, { stdout, stderr }));
+      else resolve({ stdout, stderr, readingCut: child.stdout?.readableEnded === false || child.stderr?.readableEnded === false });
+    });
+  });
+}
+
+function heldOpenRule(limits: BashLimits): string {
+  return `timeout: the shell exited, but a background process kept stdout or stderr open; stopped reading after ${limits.timeoutMs} ms (that process was not killed)`;
 }
 
 interface ExecFailure {
@@ -102,18 +136,29 @@ interface ExecFailure {
 /** Names the rule that ended the command, then appends whatever output it had produced. */
 function explainExecFailure(error: unknown, shell: string, limits: BashLimits): Error {
   const cause = (typeof error === "object" && error !== null ? error : {}) as ExecFailure;
-  const output = `${cause.stdout ?? ""}${cause.stderr ?? ""}`;
   const rule = execFailureRule(cause, shell, limits) ?? String(cause.message ?? error);
+  return withOutput(rule, cause.stdout, cause.stderr, limits);
+}
+
+function withOutput(rule: string, stdout: string | undefined, stderr: string | undefined, limits: BashLimits): Error {
+  const output = `${stdout ?? ""}${stderr ?? ""}`;
   return new Error(output === "" ? rule : `${rule}\n${truncateHead(output, limits.maxOutputChars)}`);
 }
 
 function execFailureRule(cause: ExecFailure, shell: string, limits: BashLimits): string | undefined {
   if (cause.name === "AbortError") return "aborted: the command was killed by the caller's AbortSignal";
-  if (cause.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER")
-    return `maxBuffer exceeded: output passed ${limits.maxBuffer} bytes on one stream; the command was killed`;
+  if (cause.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") {
+    // Node's message is "stdout maxBuffer length exceeded" or the same with stderr.
+    const stream = cause.message?.startsWith("stderr") === true ? "stderr" : "stdout";
+    return `maxBuffer exceeded: ${stream} passed ${limits.maxBuffer} bytes; the command was killed`;
+  }
   if (cause.killed === true) return `timeout: the command was killed after ${limits.timeoutMs} ms`;
   if (typeof cause.code === "number") return `exit code ${cause.code}`;
   if (typeof cause.signal === "string") return `killed by signal ${cause.signal}`;
+  // The spawn failures below come before any output, so there is none to append.
+  if (shell === "") return "shell not found: SHELL is set to the empty string";
   if (cause.code === "ENOENT") return `shell not found: ${shell}`;
+  if (cause.code === "EACCES") return `shell not executable: ${shell}`;
+  if (cause.code === "E2BIG") return "command too long: the kernel refused to start it (E2BIG)";
   return undefined;
 }

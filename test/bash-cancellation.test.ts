@@ -1,0 +1,129 @@
+/**
+ * What the bash tool's limits stop, and what they do not: the timeout and the AbortSignal kill the
+ * shell (SIGKILL), never what the shell started in the background. Each test records the background
+ * process's pid, shows it alive after the tool has answered, then kills it by that pid and checks it
+ * is gone, so no stray process outlives the test.
+ */
+import { readFileSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import type { Tool } from "../src/tool.js";
+import { createWorkspaceTools } from "../src/workspace-tools.js";
+
+const WAIT_LIMIT_MS = 5_000;
+
+let box: Sandbox;
+const strays: number[] = [];
+
+beforeEach(async () => {
+  box = await createSandbox("workspace-gates-cancel-");
+});
+
+/** The bash tool with this timeout: short where the test waits for it, the chapter's 10 s elsewhere. */
+function bashTimingOutAfter(timeoutMs: number): Tool {
+  return createWorkspaceTools(box.root, { bash: { timeoutMs } })[2] as Tool;
+}
+
+afterEach(async () => {
+  for (const pid of strays.splice(0)) await killAndReap(pid);
+  expect(await box.canaryChanges()).toEqual([]);
+  await box.dispose();
+});
+
+describe("bash cancellation stops the shell, not its background processes (known limit)", () => {
+  it("a background process that keeps stdout open: the tool stops reading at the timeout and says so", async () => {
+    const bash = bashTimingOutAfter(500);
+    const result = await bash.execute({ command: "sh -c 'echo $$ > holder.pid; exec sleep 5' & echo started" });
+    const holder = await pidFrom(join(box.root, "holder.pid"));
+    expect(result).toEqual({
+      content:
+        "bash: timeout: the shell exited, but a background process kept stdout or stderr open; stopped reading after 500 ms (that process was not killed)\nstarted\n",
+      isError: true,
+    });
+    expect(isAlive(holder)).toBe(true);
+  });
+
+  it("a background process that let go of stdout is not waited for", async () => {
+    const result = await bashTimingOutAfter(10_000).execute({
+      command: "sh -c 'echo $$ > detached.pid; exec sleep 5' > /dev/null 2>&1 & echo started",
+    });
+    expect(result).toEqual({ content: "started\n" });
+    expect(isAlive(await pidFrom(join(box.root, "detached.pid")))).toBe(true);
+  });
+
+  it("abort kills the shell, while a background grandchild goes on and writes in the workspace after it", async () => {
+    const controller = new AbortController();
+    const grandchild =
+      "sh -c 'echo $$ > grandchild.pid; while [ ! -e go ]; do sleep 0.01; done; echo survived > after-abort.txt' > /dev/null 2>&1 &";
+    const answering = bashTimingOutAfter(10_000).execute({ command: `${grandchild} : > started; exec sleep 5` }, controller.signal);
+    await waitFor(join(box.root, "started"));
+    const pid = await pidFrom(join(box.root, "grandchild.pid"));
+    controller.abort();
+    await expect(answering).resolves.toEqual({ content: "bash: aborted: the command was killed by the caller's AbortSignal", isError: true });
+
+    // The grandchild waits for "go", so everything it does from here on happens after the abort.
+    expect(isAlive(pid)).toBe(true);
+    await writeFile(join(box.root, "go"), "");
+    await waitFor(join(box.root, "after-abort.txt"));
+    expect(await readFile(join(box.root, "after-abort.txt"), "utf8")).toBe("survived\n");
+  });
+});
+
+/** Waits for the pid file a background process writes, and registers the pid for cleanup. */
+async function pidFrom(path: string): Promise<number> {
+  await waitFor(path);
+  let text = await readFile(path, "utf8");
+  // The file exists from the moment the shell opens it; the number may follow a moment later.
+  for (let waited = 0; !text.endsWith("\n") && waited < WAIT_LIMIT_MS; waited += 10) {
+    await sleep(10);
+    text = await readFile(path, "utf8");
+  }
+  const pid = Number(text.trim());
+  expect(Number.isInteger(pid) && pid > 1).toBe(true);
+  strays.push(pid);
+  return pid;
+}
+
+async function waitFor(path: string): Promise<void> {
+  for (let waited = 0; waited < WAIT_LIMIT_MS; waited += 10) {
+    if (await readFile(path).then(() => true, () => false)) return;
+    await sleep(10);
+  }
+  throw new Error(`${path} never appeared`);
+}
+
+/** Alive and not a zombie: a killed orphan may linger as a zombie until init reaps it. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  return !processState(pid).startsWith("Z");
+}
+
+function processState(pid: number): string {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ..."; comm may hold spaces, the state follows the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2);
+  } catch {
+    return "gone";
+  }
+}
+
+async function killAndReap(pid: number): Promise<void> {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+  for (let waited = 0; isAlive(pid) && waited < WAIT_LIMIT_MS; waited += 10) await sleep(10);
+  expect(isAlive(pid)).toBe(false);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
