@@ -121,3 +121,50 @@ describe("workspace-gates audit, the command", () => {
     }
   });
 });
+
+describe("the fork baseline", () => {
+  it("is committed for every property: guarantees passed, known limits failed", async () => {
+    const baseline = JSON.parse(await readFile("fixtures/baseline.json", "utf8")) as JsonReport;
+    expect(baseline.results.map((result) => result.id), "regenerate with npm run baseline").toEqual(PROPERTIES.map((property) => property.id));
+    for (const result of baseline.results) expect(result.status, result.id).toBe(result.kind === "limit" ? "failed" : "passed");
+  });
+
+  it("passes the reference against its own baseline", async () => {
+    const { code, stdout } = await cli("audit", "--baseline", "fixtures/baseline.json", "--runs", "5", "--seed", "2");
+    expect(code, stdout).toBe(0);
+    expect(stdout).toContain("against baseline fixtures/baseline.json:\n  regressions (passed there, fail here): none\n");
+  });
+
+  it("fails a vulnerable fork and names its regressions", async () => {
+    const { code, stdout } = await cli(
+      "audit",
+      "fixtures/vulnerable/similar-prefix.ts",
+      "--baseline",
+      "fixtures/baseline.json",
+      "--only",
+      "isInside.posix,isInside.win32,truncation.read",
+      "--seed",
+      "1",
+      "--runs",
+      "20",
+    );
+    expect(code).toBe(1);
+    expect(stdout).toContain("regressions (passed there, fail here): isInside.posix, isInside.win32\n");
+  });
+
+  it("reports a closed limit as newly passing, which is no regression", async () => {
+    const module = join(scratch, "hardlink-closed.mjs");
+    await writeFile(module, `export { createVerifiedWorkspaceTools as createWorkspaceTools } from "${join(process.cwd(), "src/verified/verified-tools.ts")}";\n`);
+    const { code, stdout } = await cli("audit", module, "--baseline", "fixtures/baseline.json", "--only", "limits.hardlink", "--runs", "10", "--seed", "1");
+    expect(code, stdout).toBe(0);
+    expect(stdout).toContain("newly passing (failed there, pass here): limits.hardlink\n");
+  });
+
+  it("exits 2 on a baseline that is not an audit report", async () => {
+    const bogus = join(scratch, "bogus.json");
+    await writeFile(bogus, '{"results": [{"name": "x"}]}');
+    const { code, stderr } = await cli("audit", "--baseline", bogus, "--runs", "1", "--only", "isInside.posix");
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/is not an audit JSON report/);
+  });
+});

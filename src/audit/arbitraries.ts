@@ -103,8 +103,17 @@ export const windowsCandidate = fc.oneof(
     .chain((parts) => fc.constantFrom(parts.join("\\"), parts.join("/"), parts.map((p, i) => (i % 2 ? `\\${p}` : `/${p}`)).join("").slice(1))),
 );
 
-/** NUL bytes before, inside and after names (Node refuses them; a fork may strip them after the check). */
-export const nulCandidate = fc.constantFrom("\0", "a\0", "a\0b", "../outside/secret.txt\0.png", "x.txt\0/../../outside/secret.txt");
+/**
+ * NUL bytes before, inside and after names, and in front of a climb out (Node refuses NUL in paths; a
+ * fork that checks up to the NUL and opens the rest, or strips it after the check, is caught here).
+ */
+export const nulCandidate = fc.oneof(
+  fc.constantFrom("\0", "a\0", "a\0b", "x.txt\0.png"),
+  fc
+    .tuple(treeName, neighbourCandidate)
+    .map(([name, escape]) => `${name}\0/../${escape}`)
+    .filter((text) => parentSteps(text.split("/")) <= MAX_PARENT_STEPS),
+);
 
 /** Components over NAME_MAX and paths over PATH_MAX. */
 export const longCandidate = fc.oneof(
@@ -116,7 +125,7 @@ export const textCandidate = fc.oneof(
   { weight: 6, arbitrary: relativeCandidate },
   { weight: 2, arbitrary: neighbourCandidate },
   { weight: 2, arbitrary: windowsCandidate },
-  { weight: 1, arbitrary: nulCandidate },
+  { weight: 3, arbitrary: nulCandidate },
   { weight: 1, arbitrary: longCandidate },
 );
 
@@ -201,22 +210,53 @@ export const hardlinkToOutside: fc.Arbitrary<TreeEntry> = fc.record({
 export function candidateThrough(tree: Tree, generic: fc.Arbitrary<Candidate>): fc.Arbitrary<Candidate> {
   if (tree.length === 0) return generic;
   // Links are where escapes hide, so they are aimed at twice as often as other entries.
-  const aims = tree.flatMap((entry) => (entry.kind === "symlink" ? [entry.at, entry.at] : [entry.at]));
+  const aims = fc.constantFrom(...tree.flatMap((entry) => (entry.kind === "symlink" ? [entry.at, entry.at] : [entry.at])));
   const through = fc
     .tuple(
-      fc.constantFrom(...aims),
+      aims,
       fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(pathSegment, { minLength: 1, maxLength: 2 }) }),
       leafName,
     )
     .map(([at, middle, leaf]) => [...at, ...middle, leaf])
-    .filter((parts) => parentSteps(parts) <= MAX_PARENT_STEPS)
+    .filter((parts) => parentSteps(parts) <= MAX_PARENT_STEPS);
+  // The entry itself (a dangling link to create through), and one step back out of it (`link/..`,
+  // which the kernel takes from the link's target, not from the link).
+  const exactly = aims.map((at) => [...at]);
+  const backOut = fc.tuple(aims, leafName).map(([at, leaf]) => [...at, "..", leaf]).filter((parts) => parentSteps(parts) <= MAX_PARENT_STEPS);
+  const aimed = fc
+    .oneof({ weight: 2, arbitrary: through }, { weight: 1, arbitrary: exactly }, { weight: 1, arbitrary: backOut })
     .map((parts): Candidate => ({ form: "text", text: parts.join("/") }));
-  return fc.oneof({ weight: 2, arbitrary: through }, { weight: 1, arbitrary: generic });
+  return fc.oneof({ weight: 2, arbitrary: aimed }, { weight: 1, arbitrary: generic });
 }
+
+/**
+ * The shape of most real escapes: one top-level link that leads out (to the outside canary or a
+ * similar-prefix sibling: a directory, a file, or nothing yet), and a path that uses it.
+ */
+export const linkAttack: fc.Arbitrary<{ link: TreeEntry; candidate: Candidate }> = fc
+  .record({
+    name: treeName,
+    form: fc.constantFrom("absolute" as const, "relative" as const),
+    area: fc.oneof(fc.constant("outside" as const), area.filter((where) => where !== "root")),
+    path: fc.oneof(
+      { weight: 2, arbitrary: fc.constantFrom([], ["dir"], ["planted.txt"]) },
+      { weight: 1, arbitrary: fc.constantFrom(["secret.txt"], ["dir", "secret.txt"], ["planted-dir"]) },
+    ),
+    rest: fc.oneof(
+      { weight: 2, arbitrary: fc.constantFrom([], ["secret.txt"], ["..", "secret.txt"]) },
+      { weight: 1, arbitrary: fc.constantFrom(["new.txt"], ["dir", "secret.txt"], ["new", "deeper", "x.txt"]) },
+    ),
+  })
+  .map(({ name, form, area: where, path, rest }) => ({
+    link: { kind: "symlink" as const, at: [name], target: { form, area: where, path } },
+    candidate: { form: "text" as const, text: [name, ...rest].join("/") },
+  }));
 
 /** A tree and a candidate aimed at it, for a read (`creating: false`) or a write. */
 export function treeWithCandidate(generic: fc.Arbitrary<Candidate>) {
-  return fsTree.chain((tree) =>
-    fc.record({ tree: fc.constant(tree), candidate: candidateThrough(tree, generic), creating: fc.boolean() }),
-  );
+  const aimedAtTree = fsTree.chain((tree) => fc.record({ tree: fc.constant(tree), candidate: candidateThrough(tree, generic) }));
+  const throughLink = fc.tuple(linkAttack, fsTree).map(([{ link, candidate: aimed }, tree]) => ({ tree: [link, ...tree], candidate: aimed }));
+  return fc
+    .tuple(fc.oneof({ weight: 3, arbitrary: aimedAtTree }, { weight: 1, arbitrary: throughLink }), fc.boolean())
+    .map(([aimed, creating]) => ({ ...aimed, creating }));
 }

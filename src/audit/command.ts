@@ -2,7 +2,9 @@
  * `workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--only ID,...] [--path P]`
  *
  * Promises: exit 0 when every guarantee holds (known limits may fail), 1 when any guarantee fails,
- * 2 when the audit cannot run (bad flag, unknown property, a module that fails to load). Without
+ * 2 when the audit cannot run (bad flag, unknown property, a module that fails to load, an unreadable
+ * baseline). With `--baseline FILE` the verdict is the comparison instead: exit 1 exactly when a
+ * property the baseline passed fails here (a regression), 0 otherwise. Without
  * MODULE it audits the package's own implementation. A failure prints a replay command; with the
  * printed `--seed` and `--path` it runs exactly the shrunk case again.
  */
@@ -10,19 +12,23 @@ import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { type CliCommand, UsageError } from "../cli-command.js";
 import { PROPERTIES } from "./properties/index.js";
+import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
 import { type AuditReport, isRegression, renderText, toJson } from "./report.js";
 import { runProperty } from "./run.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "./target.js";
 
 export const DEFAULT_RUNS = 50;
 
-const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--only ID[,ID...]] [--path P]
+const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--baseline FILE] [--only ID[,ID...]] [--path P]
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
                createWorkspaceTools (default: this package's implementation)
   --runs N     generated cases per property (default ${DEFAULT_RUNS}; some properties scale it down)
   --seed N     fast-check seed (default: random, printed)
   --json FILE  also write the results as JSON
+  --baseline FILE
+               compare with an earlier --json report (e.g. fixtures/baseline.json, the
+               reference's); exit 1 only on a regression
   --only IDS   run only these properties (comma-separated)
   --path P     replay one shrunk case (with --seed and a single --only)
 
@@ -41,6 +47,15 @@ export const auditCommand: CliCommand = {
       io.stderr(`audit: cannot load ${options.module ?? "the reference"}: ${error instanceof Error ? error.message : String(error)}\n`);
       return 2;
     }
+    let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
+    if (options.baseline !== undefined) {
+      try {
+        baseline = { file: options.baseline, statuses: await readBaseline(options.baseline) };
+      } catch (error) {
+        io.stderr(`audit: ${error instanceof Error ? error.message : String(error)}\n`);
+        return 2;
+      }
+    }
     const report: AuditReport = { target: target.label, seed: options.seed, runs: options.runs, results: [] };
     for (const property of PROPERTIES) {
       if (options.only !== undefined && !options.only.includes(property.id)) continue;
@@ -52,7 +67,10 @@ export const auditCommand: CliCommand = {
     const prefix = process.env.npm_lifecycle_event === "audit" ? "npm run audit --" : "npx workspace-gates audit";
     io.stdout(renderText(report, prefix, options.module));
     if (options.json !== undefined) await writeFile(options.json, `${JSON.stringify(toJson(report, prefix, options.module), null, 2)}\n`);
-    return report.results.some(isRegression) ? 1 : 0;
+    if (baseline === undefined) return report.results.some(isRegression) ? 1 : 0;
+    const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results);
+    io.stdout(renderComparison(comparison));
+    return comparison.regressions.length > 0 ? 1 : 0;
   },
 };
 
@@ -61,6 +79,7 @@ interface AuditArgs {
   runs: number;
   seed: number;
   json?: string;
+  baseline?: string;
   only?: string[];
   path?: string;
 }
@@ -75,6 +94,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
         runs: { type: "string" },
         seed: { type: "string" },
         json: { type: "string" },
+        baseline: { type: "string" },
         only: { type: "string", multiple: true },
         path: { type: "string" },
       },
@@ -94,6 +114,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS),
     seed: values.seed === undefined ? Math.floor(Math.random() * 0x7fffffff) : integer("--seed", values.seed),
     ...(values.json === undefined ? {} : { json: values.json }),
+    ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     ...(only === undefined ? {} : { only }),
     ...(values.path === undefined ? {} : { path: values.path }),
   };

@@ -17,6 +17,8 @@ export interface RunOptions {
   runs: number;
   /** Replays one shrunk case (fast-check's counterexample path), with `seed`. */
   path?: string;
+  /** Stop at the first failing case without shrinking it: enough to prove a property catches a bug. */
+  stopAtFirstFailure?: boolean;
   timeoutMs?: number;
 }
 
@@ -49,7 +51,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       seed: options.seed,
       numRuns: options.runs,
       timeout: options.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
-      ...(options.path === undefined ? {} : { path: options.path, endOnFailure: true }),
+      ...(options.path === undefined ? {} : { path: options.path }),
+      ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
     },
   );
   const timeMs = Math.round(performance.now() - started);

@@ -7,12 +7,14 @@
  *   property is about shapes, and a generated string must never become a shell command.
  * - `fields.rootFromInput`: extra fields that name another root or working directory (`root`, `cwd`,
  *   …) pointing outside are ignored: the root comes from construction, never from tool input.
+ * - `fields.nulBytes`: a path with a NUL byte is refused by read and write, never cut or cleaned
+ *   into another path (no OS path can hold NUL, so such input is malformed, not a file name).
  */
 import fc from "fast-check";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { SECRET } from "../sandbox.js";
 import { type Area, areaPath } from "../tree.js";
-import { area } from "../arbitraries.js";
+import { area, nulCandidate } from "../arbitraries.js";
 
 const INVALID: Record<ToolName, string> = {
   read: "invalid read input: path must be a string",
@@ -98,6 +100,28 @@ export const fieldsRootFromInput: AuditProperty<RootFromInputCase> = {
       if (String(result.content).includes(SECRET)) violation(`read the canary through an input root: ${String(result.content)}`);
       if (tool === "bash" && result.isError !== true && result.content !== `${box.root}\n`)
         violation(`bash ran in ${String(result.content).trim()}, not in the workspace root`);
+    });
+  },
+};
+
+interface NulCase {
+  tool: "read" | "write";
+  path: string;
+}
+
+export const fieldsNulBytes: AuditProperty<NulCase> = {
+  id: "fields.nulBytes",
+  gate: "stringField",
+  kind: "guarantee",
+  title: "a path with a NUL byte is refused, whatever follows the NUL",
+  needs: ["createWorkspaceTools"],
+  arbitrary: fc.record({ tool: fc.constantFrom("read" as const, "write" as const), path: nulCandidate }),
+  render: ({ tool, path }) => `${tool} ${JSON.stringify(path)}`,
+  async check(target, { tool, path }) {
+    await inSandbox(async (box) => {
+      const tools = toolsOf(target, box.root);
+      const result = await execute(tools[tool], tool === "read" ? { path } : { path, content: "after a NUL" });
+      if (result.isError !== true) violation(`${tool} accepted a path with a NUL byte: ${JSON.stringify(result)}`);
     });
   },
 };

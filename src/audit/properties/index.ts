@@ -2,7 +2,7 @@
 import type { AuditProperty } from "../property.js";
 import { containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
-import { fieldsRootFromInput, fieldsTools } from "./fields.js";
+import { fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
 import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
 import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
@@ -12,6 +12,7 @@ import { truncationRead } from "./truncation.js";
 export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   fieldsTools,
   fieldsRootFromInput,
+  fieldsNulBytes,
   isInsidePosix,
   isInsideWin32,
   containmentWorkspacePath,

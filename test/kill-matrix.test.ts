@@ -1,0 +1,54 @@
+import fc from "fast-check";
+import { readFile, readdir } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
+import { fork } from "../fixtures/vulnerable/fork.js";
+import { PROPERTIES } from "../src/audit/properties/index.js";
+import { runProperty } from "../src/audit/run.js";
+import { loadTarget, targetFromModule } from "../src/audit/target.js";
+import { KILL_MATRIX_FILE, type KillMatrix, renderKillMatrix, readmeMatrixSection } from "../scripts/kill-matrix-table.js";
+
+// A fixed seed keeps the matrix the same on every run (FC_SEED overrides it to explore). Each variant
+// is run until its first failure, without shrinking: a kill needs one counterexample, not the smallest.
+const seed = fc.readConfigureGlobal().seed ?? 1;
+const KILL_BUDGET = 300;
+
+const property = (id: string) => {
+  const found = PROPERTIES.find((candidate) => candidate.id === id);
+  if (found === undefined) throw new Error(`catalogue names unknown property ${id}`);
+  return found;
+};
+
+describe("the kill matrix", () => {
+  it("starts from a template that, unmodified, keeps every guarantee", async () => {
+    const template = targetFromModule("fork template", { ...fork() });
+    for (const candidate of PROPERTIES.filter((p) => p.kind === "guarantee")) {
+      const result = await runProperty(candidate, template, { seed, runs: 15 });
+      expect(result.status, `${candidate.id}: ${result.reason}\n${result.counterexample}`).toBe("passed");
+    }
+  });
+
+  it.each(VULNERABLE_VARIANTS)("fixtures/vulnerable/$module.ts ($bugClass) is failed by $caughtBy", async ({ module, caughtBy }) => {
+    expect(caughtBy.length, "a variant no property catches needs a new property").toBeGreaterThan(0);
+    const target = await loadTarget(`fixtures/vulnerable/${module}.ts`);
+    for (const id of caughtBy) {
+      const result = await runProperty(property(id), target, { seed, runs: KILL_BUDGET, stopAtFirstFailure: true });
+      expect(result.status, `${id} did not catch ${module} in ${KILL_BUDGET} runs (seed ${seed})`).toBe("failed");
+    }
+  });
+
+  it("lists every module of fixtures/vulnerable/ in the catalogue", async () => {
+    const modules = (await readdir("fixtures/vulnerable")).filter((name) => !["fork.ts", "catalog.ts"].includes(name)).map((name) => name.replace(/\.ts$/, ""));
+    expect(modules.sort()).toEqual(VULNERABLE_VARIANTS.map((variant) => variant.module).sort());
+  });
+
+  it("shows in README exactly the matrix of the committed audit results, which agree with the catalogue", async () => {
+    const matrix = JSON.parse(await readFile(KILL_MATRIX_FILE, "utf8")) as KillMatrix;
+    expect(matrix.rows.map((row) => row.module).sort()).toEqual(VULNERABLE_VARIANTS.map((variant) => variant.module).sort());
+    for (const variant of VULNERABLE_VARIANTS) {
+      const row = matrix.rows.find((candidate) => candidate.module === variant.module);
+      expect(row?.failed, variant.module).toEqual(expect.arrayContaining([...variant.caughtBy]));
+    }
+    expect(readmeMatrixSection(await readFile("README.md", "utf8"))).toBe(renderKillMatrix(matrix));
+  });
+});
