@@ -9,7 +9,7 @@
  * patches globals affects later properties).
  */
 import fc from "fast-check";
-import type { AuditProperty, Gate } from "./property.js";
+import { type AuditProperty, type Gate, disposeIdleSandboxes } from "./property.js";
 import type { AuditTarget } from "./target.js";
 
 export interface RunOptions {
@@ -45,16 +45,15 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const missing = property.needs.filter((name) => target[name] === undefined);
   if (missing.length > 0) return { ...common, status: "skipped", runs: 0, timeMs: 0, missing };
   const started = performance.now();
-  const details = await fc.check(
-    fc.asyncProperty(property.arbitrary, (value) => property.check(target, value)),
-    {
+  const details = await fc
+    .check(fc.asyncProperty(property.arbitrary, (value) => property.check(target, value)), {
       seed: options.seed,
       numRuns: options.runs,
       timeout: options.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
       ...(options.path === undefined ? {} : { path: options.path }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
-    },
-  );
+    })
+    .finally(disposeIdleSandboxes);
   const timeMs = Math.round(performance.now() - started);
   if (!details.failed) return { ...common, status: "passed", runs: details.numRuns, timeMs };
   const [value] = details.counterexample ?? [];

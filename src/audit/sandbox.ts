@@ -16,7 +16,9 @@
  * Promises: `canaryChanges()` lists every difference (added, removed, changed file content, symlink
  * target or type) anywhere under `base` except inside the workspace and `scratch`, since creation; `SECRET` marks
  * every canary file so a read that returns it is detectable; `dispose()` removes the whole tree, links
- * included, without following them.
+ * included, without following them. `reset()` makes the sandbox as new again when it can prove it
+ * is (canaries unchanged, root still a real directory): it empties the workspace and `scratch`, and
+ * answers false, touching nothing, when it cannot, so the caller disposes the sandbox instead.
  * Does not promise: to notice writes outside `base`. Generators keep every path and link target they
  * produce within `GUARD_DEPTH` parent steps (see arbitraries.ts), which is what keeps them inside.
  */
@@ -39,6 +41,7 @@ export interface Sandbox {
   readonly siblings: readonly string[];
   readonly scratch: string;
   canaryChanges(): Promise<string[]>;
+  reset(): Promise<boolean>;
   dispose(): Promise<void>;
 }
 
@@ -62,14 +65,27 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
   );
   const unwatched = new Set([root, scratch]);
   const before = await snapshotOutside(base, unwatched);
+  const canaryChanges = async () => diffSnapshots(before, await snapshotOutside(base, unwatched));
   return {
     base,
     root,
     outside,
     siblings,
     scratch,
-    async canaryChanges() {
-      return diffSnapshots(before, await snapshotOutside(base, unwatched));
+    canaryChanges,
+    async reset() {
+      try {
+        if ((await canaryChanges()).length > 0) return false;
+        for (const dir of [root, scratch]) {
+          const stats = await lstat(dir);
+          if (!stats.isDirectory() || stats.isSymbolicLink()) return false;
+          // rm does not follow links, so emptying cannot reach through one.
+          await Promise.all((await readdir(dir)).map((name) => rm(join(dir, name), { recursive: true, force: true })));
+        }
+        return true;
+      } catch {
+        return false;
+      }
     },
     async dispose() {
       await rm(base, { recursive: true, force: true });
