@@ -254,6 +254,11 @@ describe("the racer", () => {
     }
   });
 
+  it("refuses an arena whose name has no occupant to flip", async () => {
+    const arena = await prepareArena(box, "free", { occupant: "none" });
+    await expect(startRacer(arena)).rejects.toThrow("this arena's name has no occupant");
+  });
+
   it("reports a failure instead of flipping when its arena is missing", async () => {
     const arena = await prepareArena(box, "race");
     await rm(arena.contested, { recursive: true });

@@ -5,6 +5,8 @@
  * back. The tool under attack receives a correct answer that is already stale, which is exactly the
  * TOCTOU window, made as wide as the move needs. The tools' code is not touched: they import
  * `node:fs/promises` as usual, and `syncBuiltinESMExports` makes their ESM bindings see the swap.
+ * It is the kit's one way of placing a move after a check: the deterministic demo and the tests'
+ * swap scenarios (fixtures/swap-scenarios.ts) both use it, against tools built without options.
  *
  * Promises: the real `realpath` is back in place (for `require` and ESM importers alike) when `body`
  * settles, whether it resolves or throws; the move runs at most once, and only after a call that
