@@ -15,7 +15,7 @@ import { type DeterministicReport, runDeterministic } from "../src/toctou/determ
 import { TOCTOU_USAGE } from "../src/toctou/flags.js";
 import type { RaceReport, Tally } from "../src/toctou/race.js";
 import { startRacer } from "../src/toctou/racer.js";
-import { withRealpathTrap } from "../src/toctou/realpath-trap.js";
+import { withMkdirTrap, withRealpathTrap } from "../src/toctou/fs-trap.js";
 import { NO_SIDE_EFFECTS } from "../src/toctou/side-effects.js";
 import { type AttackedTools, TOOL_SETS, attackedTools } from "../src/toctou/tool-sets.js";
 
@@ -274,18 +274,22 @@ describe("the racer", () => {
   });
 });
 
-describe("the realpath trap", () => {
-  it("puts the real realpath back when the body throws, and refuses to stack", async () => {
+describe("the fs trap", () => {
+  it("puts the real realpath back when the body throws, and refuses to stack, on any function", async () => {
     const realRealpath = fsPromises.realpath;
+    const realMkdir = fsPromises.mkdir;
     const never = { springsOn: () => false, move: async () => {} };
     await expect(
       withRealpathTrap(never, async () => {
         expect(fsPromises.realpath).not.toBe(realRealpath);
+        expect(fsPromises.mkdir).toBe(realMkdir);
         await expect(withRealpathTrap(never, async () => "nested")).rejects.toThrow("already set");
+        await expect(withMkdirTrap(never, async () => "nested")).rejects.toThrow("already set");
         throw new Error("body failed");
       }),
     ).rejects.toThrow("body failed");
     expect(fsPromises.realpath).toBe(realRealpath);
+    expect(fsPromises.mkdir).toBe(realMkdir);
   });
 });
 

@@ -4,7 +4,7 @@ import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { prepareArena, swapInLink } from "../src/toctou/arena.js";
 import { runRace } from "../src/toctou/race.js";
-import { withRealpathTrap } from "../src/toctou/realpath-trap.js";
+import { withRealpathTrap } from "../src/toctou/fs-trap.js";
 import { NO_SIDE_EFFECTS } from "../src/toctou/side-effects.js";
 import { TOOL_SETS, attackedTools } from "../src/toctou/tool-sets.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";

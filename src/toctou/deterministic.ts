@@ -3,7 +3,7 @@
  * so the outcome does not depend on timing.
  *
  * For each of `read` and `write`, a fresh contested directory (arena.ts) is set up, a realpath trap
- * (realpath-trap.ts) is set on it, and the real tool is called once. The first successful realpath of
+ * (fs-trap.ts) is set on it, and the real tool is called once. The first successful realpath of
  * a path in the contested directory whose answer is inside the workspace is the tool's check; right
  * after it, the attacker swaps the directory for a symlink to outside/dir; then the tool opens the path
  * it checked.
@@ -18,7 +18,7 @@
  * tool that leaks no content but still creates something outside is seen; the report adds them all
  * up. Each step is narrated as it happens.
  * Does not promise: anything about timing in the wild (that is race mode), or about checks the trap
- * cannot see (see realpath-trap.ts).
+ * cannot see (see fs-trap.ts).
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -26,7 +26,7 @@ import { SECRET, type Sandbox } from "../audit/sandbox.js";
 import { isInside } from "../is-inside.js";
 import type { ToolResult } from "../tool.js";
 import { type Arena, DECOY, TARGET_FILE, prepareArena, swapInLink } from "./arena.js";
-import { withRealpathTrap } from "./realpath-trap.js";
+import { withRealpathTrap } from "./fs-trap.js";
 import { displayPath, quoteShort } from "./report.js";
 import { type SideEffects, describeSideEffects, sideEffectsOf, sideEffectsSince } from "./side-effects.js";
 import type { AttackedTools } from "./tool-sets.js";
