@@ -50,6 +50,18 @@ describe("the audit on the reference implementation", () => {
   );
 });
 
+describe("the audit on the verified tools (src/verified/contract.ts)", () => {
+  it("passes every guarantee, and closes the hardlink limit the chapter's tools fail", async () => {
+    const json = join(scratch, "verified.json");
+    const { code, stdout } = await cli("audit", "src/verified/contract.ts", "--runs", "20", "--seed", String(seed), "--json", json);
+    expect(code, stdout).toBe(0);
+    const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
+    expect(report.target).toBe("src/verified/contract.ts");
+    expect(report.results.map((result) => [result.id, result.status])).toEqual(PROPERTIES.map((property) => [property.id, "passed"]));
+    expect(stdout).toMatch(/^workspacePath\s+limits\.hardlink\s+passed \(limit closed\)\s/m);
+  });
+});
+
 describe("the audit catches the classic mistakes", () => {
   it.each([
     ["similar-prefix", ["isInside.posix", "isInside.win32", "containment.workspacePath", "precision.workspacePath"]],

@@ -15,7 +15,8 @@ import { type DeterministicReport, runDeterministic } from "../src/toctou/determ
 import { TOCTOU_USAGE } from "../src/toctou/flags.js";
 import type { RaceReport, Tally } from "../src/toctou/race.js";
 import { startRacer } from "../src/toctou/racer.js";
-import { withRealpathTrap } from "../src/toctou/realpath-trap.js";
+import { withMkdirTrap, withRealpathTrap } from "../src/toctou/fs-trap.js";
+import { NO_SIDE_EFFECTS } from "../src/toctou/side-effects.js";
 import { type AttackedTools, TOOL_SETS, attackedTools } from "../src/toctou/tool-sets.js";
 
 const CLAIM_CHANGED =
@@ -72,6 +73,17 @@ describe("toctou --mode deterministic: the limit the chapter admits", () => {
     expect(write?.check?.path).toBe(join(report.workspace, "build"));
     expect(write?.evidence).toBe(`${Buffer.byteLength(write?.input.content ?? "")} bytes landed at outside/dir/report.txt, outside the workspace`);
 
+    // Side effects are counted apart from content: the read left nothing outside, the write its file.
+    const landed = { total: 1, directories: 0, emptyFiles: 0, filesWithContent: 1, other: 0 };
+    expect(read?.sideEffects).toEqual(NO_SIDE_EFFECTS);
+    expect(write?.sideEffects).toEqual({
+      ...landed,
+      examples: [`added outside/dir/report.txt (file, ${Buffer.byteLength(write?.input.content ?? "")} bytes)`],
+    });
+    expect(report.contentEscapes).toBe(2);
+    expect(report.sideEffects).toMatchObject(landed);
+    expect(stdout).toContain("content escapes: 2 of 2 tool calls\nside effects outside the workspace: 1 (1 file with content)\n");
+
     expect(code).toBe(1);
     expect(stderr).toBe("");
     expect(stdout).toMatch(/read "docs\/secret.txt"\n.*setup.*\n.*check passed\n.*swap.*\n.*use.*\n.*result.*\n.*ESCAPED/);
@@ -80,6 +92,27 @@ describe("toctou --mode deterministic: the limit the chapter admits", () => {
     expect(existsSync(report.workdir)).toBe(false);
     // The trap is gone: the tools of every later test see the real realpath again.
     expect(fsPromises.realpath).toBe(realRealpath);
+  });
+});
+
+describe("toctou --mode deterministic --tools verified: the same swap against the verified tools", () => {
+  it("springs the trap on the chapter's check they run first, and both stay contained with nothing outside", async () => {
+    const { code, stdout, stderr, report } = await runWithReport<DeterministicReport>(["--mode", "deterministic", "--tools", "verified"]);
+    const [read, write] = report.scenarios;
+    expect(report.tools).toBe("verified");
+    // The move was placed exactly where it beats the chapter's tools: after the same check.
+    expect(read?.check?.path).toBe(join(report.workspace, "docs", "secret.txt"));
+    expect(write?.check?.path).toBe(join(report.workspace, "build"));
+    expect(read?.result).toEqual({ content: "read: path escapes workspace", isError: true });
+    expect(write?.result).toEqual({ content: "write: path escapes workspace", isError: true });
+    expect(report.scenarios.map((scenario) => scenario.outcome)).toEqual(["contained", "contained"]);
+    expect(report.scenarios.map((scenario) => scenario.sideEffects)).toEqual([NO_SIDE_EFFECTS, NO_SIDE_EFFECTS]);
+    expect(report.contentEscapes).toBe(0);
+    expect(report.sideEffects).toEqual(NO_SIDE_EFFECTS);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+    expect(stdout).toContain("content escapes: 0 of 2 tool calls\nside effects outside the workspace: none\n");
+    expect(existsSync(report.workdir)).toBe(false);
   });
 });
 
@@ -138,6 +171,7 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
   function expectConsistent(tally: Tally) {
     expect(tally.escapes).toBeGreaterThanOrEqual(0);
     expect(tally.escapes).toBeLessThanOrEqual(tally.attempts);
+    expect(tally.escapes + tally.succeeded + tally.refused + tally.otherErrors).toBe(tally.attempts);
     expect(tally.escapeRate).toBe(tally.attempts === 0 ? 0 : tally.escapes / tally.attempts);
     expect(tally.firstEscape === null).toBe(tally.escapes === 0);
     if (tally.firstEscape !== null) {
@@ -152,8 +186,11 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expect(report.stoppedBy).toBe("seconds");
     expect(total.attempts).toBeGreaterThan(0);
     for (const tally of [total, perTool.write, perTool.read]) expectConsistent(tally);
-    expect(total.attempts).toBe(perTool.write.attempts + perTool.read.attempts);
-    expect(total.escapes).toBe(perTool.write.escapes + perTool.read.escapes);
+    for (const count of ["attempts", "escapes", "succeeded", "refused", "otherErrors"] as const)
+      expect(total[count]).toBe(perTool.write[count] + perTool.read[count]);
+    // Reads change nothing and each escaped write leaves exactly its file: every side effect of the
+    // chapter's tools outside is a counted write escape, and none goes unseen.
+    expect(report.sideEffects).toMatchObject({ total: perTool.write.escapes, filesWithContent: perTool.write.escapes });
     expect(perTool.write.attempts - perTool.read.attempts).toBe(total.attempts % 2);
     const earliest = [perTool.write.firstEscape, perTool.read.firstEscape]
       .filter((first) => first !== null)
@@ -162,8 +199,9 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expect(racer.swaps).toBeGreaterThan(0);
     expect(racer.swapsPerSecond).toBeGreaterThan(0);
     expect(racer.failure).toBeNull();
-    expect(code).toBe(total.escapes > 0 ? 1 : 0);
-    expect(stdout.includes(`no escape in ${total.attempts} attempts within the budget`)).toBe(total.escapes === 0);
+    expect(code).toBe(total.escapes > 0 || report.sideEffects.total > 0 ? 1 : 0);
+    expect(stdout).toContain(`content escapes: ${total.escapes} of ${total.attempts} tool calls\n`);
+    expect(stdout.includes(`no escape and nothing changed outside in ${total.attempts} attempts within the budget`)).toBe(total.escapes === 0);
     expect(existsSync(report.workdir)).toBe(false);
   });
 
@@ -216,6 +254,11 @@ describe("the racer", () => {
     }
   });
 
+  it("refuses an arena whose name has no occupant to flip", async () => {
+    const arena = await prepareArena(box, "free", { occupant: "none" });
+    await expect(startRacer(arena)).rejects.toThrow("this arena's name has no occupant");
+  });
+
   it("reports a failure instead of flipping when its arena is missing", async () => {
     const arena = await prepareArena(box, "race");
     await rm(arena.contested, { recursive: true });
@@ -231,18 +274,22 @@ describe("the racer", () => {
   });
 });
 
-describe("the realpath trap", () => {
-  it("puts the real realpath back when the body throws, and refuses to stack", async () => {
+describe("the fs trap", () => {
+  it("puts the real realpath back when the body throws, and refuses to stack, on any function", async () => {
     const realRealpath = fsPromises.realpath;
+    const realMkdir = fsPromises.mkdir;
     const never = { springsOn: () => false, move: async () => {} };
     await expect(
       withRealpathTrap(never, async () => {
         expect(fsPromises.realpath).not.toBe(realRealpath);
+        expect(fsPromises.mkdir).toBe(realMkdir);
         await expect(withRealpathTrap(never, async () => "nested")).rejects.toThrow("already set");
+        await expect(withMkdirTrap(never, async () => "nested")).rejects.toThrow("already set");
         throw new Error("body failed");
       }),
     ).rejects.toThrow("body failed");
     expect(fsPromises.realpath).toBe(realRealpath);
+    expect(fsPromises.mkdir).toBe(realMkdir);
   });
 });
 
@@ -255,7 +302,7 @@ describe("flags", () => {
 
   it.each([
     [["--mode", "sideways"], 'unknown mode "sideways"; use deterministic or race'],
-    [["--tools", "verified"], 'unknown tool set "verified"; available: chapter'],
+    [["--tools", "sandboxed"], 'unknown tool set "sandboxed"; available: chapter, verified'],
     [["--bogus"], "Unknown option '--bogus'"],
     [["extra"], "Unexpected argument 'extra'"],
     [["--json"], "argument missing"],
@@ -277,12 +324,15 @@ describe("flags", () => {
 });
 
 describe("tool sets", () => {
-  it("builds the chapter's read and write, and names what a set lacks", async () => {
+  it("builds the chapter's and the verified read and write, and names what a set lacks", async () => {
     const box = await createSandbox(TEMP_PREFIX);
     try {
+      expect([...TOOL_SETS.keys()]).toEqual(["chapter", "verified"]);
+      for (const build of TOOL_SETS.values()) {
+        const { read, write } = attackedTools(build(box.root));
+        expect([read.spec.name, write.spec.name]).toEqual(["read", "write"]);
+      }
       const chapter = TOOL_SETS.get("chapter")?.(box.root) ?? [];
-      const { read, write } = attackedTools(chapter);
-      expect([read.spec.name, write.spec.name]).toEqual(["read", "write"]);
       expect(() => attackedTools(chapter.filter((tool) => tool.spec.name !== "write"))).toThrow(
         'the tool set has no "write" tool (it has: read, bash)',
       );

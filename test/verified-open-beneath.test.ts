@@ -1,7 +1,8 @@
-import { lstat, readFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { withMkdirTrap } from "../src/toctou/fs-trap.js";
 import { openBeneath } from "../src/verified/open-beneath.js";
 import { pinRoot } from "../src/verified/pinned-root.js";
 import { reword, throughDescriptor } from "../src/verified/proc-fd.js";
@@ -38,6 +39,26 @@ describe("openBeneath when a descriptor reports a path outside the root", () => 
     const base = pinRoot(dirname(box.root));
     await expect(openBeneath(base, box.root, "made/planted.txt", "write", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
     expect(await exists(join(dirname(box.root), "made"))).toBe(false);
+  });
+
+  // Regression, found by `toctou --tools verified --mode race`: a write answered "path escapes
+  // workspace; what this call created at ws/race could not be removed: ENOTEMPTY". The walk made
+  // ws/race, the racer renamed its own directory over it (Linux lets a rename replace an empty
+  // directory), the walk opened the racer's directory by name, was refused, and tried to rmdir it.
+  it("leaves alone a directory put in place of the one it just made, and answers the refusal alone", async () => {
+    const theirs = join(box.scratch, "theirs");
+    await mkdir(theirs);
+    await writeFile(join(theirs, "kept.txt"), "not this call's\n");
+    const made = join(dirname(box.root), "made");
+    const base = pinRoot(dirname(box.root));
+    try {
+      const takeOver = { springsOn: (path: string) => path.endsWith("/made"), move: () => rename(theirs, made) };
+      const opening = withMkdirTrap(takeOver, () => openBeneath(base, box.root, "made/planted.txt", "write", REFUSE_HARDLINKS));
+      await expect(opening).rejects.toThrow(/^path escapes workspace$/);
+      expect(await readFile(join(made, "kept.txt"), "utf8")).toBe("not this call's\n");
+    } finally {
+      await rm(made, { recursive: true, force: true });
+    }
   });
 
   it("refuses an existing file without removing or changing it", async () => {

@@ -1,12 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SWAP_SCENARIOS, type SwapScenario } from "../fixtures/swap-scenarios.js";
+import { SWAP_SCENARIOS, type SwapScenario, afterTheCheck } from "../fixtures/swap-scenarios.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import type { Tool } from "../src/tool.js";
+import { prepareArena, swapInLink } from "../src/toctou/arena.js";
+import { runRace } from "../src/toctou/race.js";
+import { withRealpathTrap } from "../src/toctou/fs-trap.js";
+import { NO_SIDE_EFFECTS } from "../src/toctou/side-effects.js";
+import { TOOL_SETS, attackedTools } from "../src/toctou/tool-sets.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
-import type { WorkspaceToolsOptions } from "../src/workspace-tools.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
-import { swapAfterCheck } from "./support/check-hooks.js";
-import { raceTools } from "./support/race.js";
 
 let box: Sandbox;
 beforeEach(async () => {
@@ -17,18 +19,21 @@ afterEach(async () => {
   await box.dispose();
 });
 
-const RACE_PHASE_MS = 500;
+const RACE_SECONDS = 1;
 
-type ToolSet = (root: string, options: WorkspaceToolsOptions) => Tool[];
-
-/** Prepares the scenario in `sandbox`, runs its tool with the swap injected right after the check. */
-async function runWithSwap(sandbox: Sandbox, makeTools: ToolSet, scenario: SwapScenario) {
-  await scenario.prepare(sandbox);
-  const hook = swapAfterCheck(() => scenario.swap(sandbox));
-  const [read, write] = makeTools(sandbox.root, { fsApi: hook }) as [Tool, Tool];
-  const result =
-    scenario.tool === "read" ? await read.execute({ path: scenario.path }) : await write.execute({ path: scenario.path, content: "pwned" });
-  return { result, swapped: hook.swapped() };
+/** Prepares the scenario's arena in `sandbox`, runs its tool with the swap placed right after the check. */
+async function runWithSwap(sandbox: Sandbox, makeTools: (root: string) => Tool[], scenario: SwapScenario) {
+  const arena = await prepareArena(sandbox, scenario.contested, { occupant: scenario.occupant, linkTo: scenario.linkTo(sandbox) });
+  const { read, write } = attackedTools(makeTools(sandbox.root));
+  let swapped = false;
+  const move = async () => {
+    await swapInLink(arena);
+    swapped = true;
+  };
+  const result = await withRealpathTrap({ springsOn: afterTheCheck(), move }, () =>
+    scenario.tool === "read" ? read.execute({ path: scenario.path }) : write.execute({ path: scenario.path, content: "pwned" }),
+  );
+  return { result, swapped };
 }
 
 describe("a swap injected right after the path check", () => {
@@ -56,16 +61,24 @@ describe("a swap injected right after the path check", () => {
 
 describe("a real race against a racer thread flipping a directory and a symlink to outside", () => {
   it("lets no content out and leaves nothing outside", async () => {
-    const [read, write] = createVerifiedWorkspaceTools(box.root) as [Tool, Tool];
-    const reading = await raceTools(box, { read }, RACE_PHASE_MS);
-    const writing = await raceTools(box, { write }, RACE_PHASE_MS);
-    expect(reading.reads.escapes).toBe(0);
-    expect(writing.writes.escapes).toBe(0);
+    const tools = attackedTools(TOOL_SETS.get("verified")?.(box.root) ?? []);
+    const report = await runRace({
+      box,
+      toolsName: "verified",
+      tools,
+      budget: { attempts: 1_000_000, seconds: RACE_SECONDS },
+      narrate: () => {},
+      signal: new AbortController().signal,
+    });
+    expect(report.perTool.read.escapes).toBe(0);
+    expect(report.perTool.write.escapes).toBe(0);
+    expect(report.sideEffects).toEqual(NO_SIDE_EFFECTS);
     // The race really ran: the racer flipped, some calls met the symlink and were refused, some
     // met the directory and succeeded.
-    expect(Math.min(reading.flips, writing.flips)).toBeGreaterThan(0);
-    expect(reading.reads.refusedAsEscape + writing.writes.refusedAsEscape).toBeGreaterThan(0);
-    expect(reading.reads.done + writing.writes.done).toBeGreaterThan(0);
+    expect(report.racer.failure).toBeNull();
+    expect(report.racer.swaps).toBeGreaterThan(0);
+    expect(report.total.refused).toBeGreaterThan(0);
+    expect(report.total.succeeded).toBeGreaterThan(0);
     // the afterEach canary check proves no write landed outside, not even an empty file or a directory
   });
 });

@@ -13,8 +13,10 @@
  * workspace's parent, even opened raw by a broken implementation under audit, still lands inside
  * `base`, where the canary check sees it.
  *
- * Promises: `canaryChanges()` lists every difference (added, removed, changed file content, symlink
- * target or type) anywhere under `base` except inside the workspace and `scratch`, since creation; `SECRET` marks
+ * Promises: `outsideChanges()` lists every difference (added, removed, changed file content, symlink
+ * target or type) anywhere under `base` except inside the workspace and `scratch`, since creation,
+ * each with what stands at that path now; `canaryChanges()` is the same list as one line per change
+ * (`added PATH`, `removed PATH`, `changed PATH`); `SECRET` marks
  * every canary file so a read that returns it is detectable; `dispose()` removes the whole tree, links
  * included, without following them. `reset()` makes the sandbox as new again when it can prove it
  * is (canaries unchanged, root still a real directory): it empties the workspace and `scratch`, and
@@ -34,12 +36,28 @@ export const SIMILAR_PREFIX_SUFFIXES = ["-other", "2", "_bak", " ", "'", ".d", "
 /** Parent steps above the workspace's parent that still land inside the sandbox. */
 export const GUARD_DEPTH = 4;
 
+/** What a path outside the workspace holds: the state a change is judged by. */
+export type EntryState =
+  | { kind: "missing" }
+  | { kind: "directory" }
+  | { kind: "file"; bytes: number }
+  | { kind: "symlink"; target: string }
+  | { kind: "special"; mode: number };
+
+export interface OutsideChange {
+  change: "added" | "removed" | "changed";
+  path: string;
+  /** What is at `path` now (`missing` once removed). */
+  now: EntryState;
+}
+
 export interface Sandbox {
   readonly base: string;
   readonly root: string;
   readonly outside: string;
   readonly siblings: readonly string[];
   readonly scratch: string;
+  outsideChanges(): Promise<OutsideChange[]>;
   canaryChanges(): Promise<string[]>;
   reset(): Promise<boolean>;
   dispose(): Promise<void>;
@@ -65,13 +83,15 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
   );
   const unwatched = new Set([root, scratch]);
   const before = await snapshotOutside(base, unwatched);
-  const canaryChanges = async () => diffSnapshots(before, await snapshotOutside(base, unwatched));
+  const outsideChanges = async () => diffSnapshots(before, await snapshotOutside(base, unwatched));
+  const canaryChanges = async () => (await outsideChanges()).map(({ change, path }) => `${change} ${path}`);
   return {
     base,
     root,
     outside,
     siblings,
     scratch,
+    outsideChanges,
     canaryChanges,
     async reset() {
       try {
@@ -93,7 +113,8 @@ export async function createSandbox(prefix = "workspace-gates-"): Promise<Sandbo
   };
 }
 
-type Snapshot = Map<string, string>;
+/** Each path's state, and a fingerprint that changes with the content, target or type. */
+type Snapshot = Map<string, { state: EntryState; fingerprint: string }>;
 
 async function snapshotOutside(base: string, unwatched: ReadonlySet<string>): Promise<Snapshot> {
   const entries: Snapshot = new Map();
@@ -107,24 +128,28 @@ async function snapshotInto(path: string, unwatched: ReadonlySet<string>, entrie
   try {
     stats = await lstat(path);
   } catch {
-    entries.set(path, "missing");
+    entries.set(path, { state: { kind: "missing" }, fingerprint: "missing" });
     return;
   }
-  if (stats.isSymbolicLink()) entries.set(path, `link -> ${await readlink(path)}`);
-  else if (stats.isFile()) entries.set(path, `file ${await readFile(path, "latin1")}`);
-  else if (stats.isDirectory()) {
-    entries.set(path, "dir");
+  if (stats.isSymbolicLink()) {
+    const target = await readlink(path);
+    entries.set(path, { state: { kind: "symlink", target }, fingerprint: `link -> ${target}` });
+  } else if (stats.isFile()) {
+    const content = await readFile(path, "latin1");
+    entries.set(path, { state: { kind: "file", bytes: content.length }, fingerprint: `file ${content}` });
+  } else if (stats.isDirectory()) {
+    entries.set(path, { state: { kind: "directory" }, fingerprint: "dir" });
     for (const name of (await readdir(path)).sort()) await snapshotInto(join(path, name), unwatched, entries);
-  } else entries.set(path, `special mode ${stats.mode}`);
+  } else entries.set(path, { state: { kind: "special", mode: stats.mode }, fingerprint: `special mode ${stats.mode}` });
 }
 
-function diffSnapshots(before: Snapshot, after: Snapshot): string[] {
-  const changes: string[] = [];
+function diffSnapshots(before: Snapshot, after: Snapshot): OutsideChange[] {
+  const changes: OutsideChange[] = [];
   for (const [path, was] of before) {
     const now = after.get(path);
-    if (now === undefined) changes.push(`removed ${path}`);
-    else if (now !== was) changes.push(`changed ${path}`);
+    if (now === undefined) changes.push({ change: "removed", path, now: { kind: "missing" } });
+    else if (now.fingerprint !== was.fingerprint) changes.push({ change: "changed", path, now: now.state });
   }
-  for (const path of after.keys()) if (!before.has(path)) changes.push(`added ${path}`);
+  for (const [path, now] of after) if (!before.has(path)) changes.push({ change: "added", path, now: now.state });
   return changes;
 }

@@ -1,20 +1,26 @@
 /**
- * The ground a TOCTOU attack is fought on: a real directory inside the workspace (the contested name)
- * that an attacker can replace with a symlink to the canary directory outside, and put back.
+ * The ground a TOCTOU attack is fought on: a name inside the workspace (the contested name) whose
+ * occupant an attacker can replace with a symlink to somewhere outside, and, in a race, put back.
+ * It is the one swap the kit has: the deterministic demo, the racer thread and the tests' swap
+ * scenarios all make this move.
  *
  * Layout, inside a sandbox from audit/sandbox.ts, for a contested name N:
- *   ws/N/                 a real directory; ws/N/secret.txt is a harmless decoy
- *   outside/dir/          the sandbox's canary directory; outside/dir/secret.txt holds SECRET
- *   scratch/N.link        a symlink to outside/dir, parked until the attacker moves it to ws/N
- *   scratch/N.dir         where the real ws/N waits while the symlink stands in its place
- *   scratch/N.evicted-K   directories the write tool made at ws/N while the name was free (race only)
+ *   ws/N                  the occupant: a real directory holding a harmless decoy ws/N/secret.txt
+ *                         (the default), a decoy file, or nothing (the name is free)
+ *   outside/...           where the symlink points (default outside/dir, the sandbox's canary
+ *                         directory, whose secret.txt holds SECRET)
+ *   scratch/N.link        the symlink, parked until the attacker moves it to ws/N
+ *   scratch/N.occupant    where the occupant waits while the symlink stands in its place
+ *   scratch/N.evicted-K   directories a write tool made at ws/N while the name was free (race only)
  * The attacker's parking lot is the sandbox's unwatched scratch directory beside the workspace, not in
- * it, so the workspace holds nothing but the contested name.
+ * it, so the workspace holds nothing but the contested name, and the canary check sees only what the
+ * tools did outside.
  *
- * Promises: after `prepareArena`, ws/N is a real directory whose realpath is inside the workspace, so
- * every path check on it passes; `swapInLink` leaves ws/N a symlink to outside/dir, using only renames
- * (between its two renames the name is briefly absent: Node has no renameat2(RENAME_EXCHANGE)).
- * Does not promise: to restore the layout; the sandbox is thrown away after the demo.
+ * Promises: after `prepareArena`, ws/N is the occupant, whose realpath is inside the workspace, so
+ * every path check on it passes (a free name passes as a new file); `swapInLink` leaves ws/N a
+ * symlink to the arena's outside target, using only renames (between its two renames the name is
+ * briefly absent: Node has no renameat2(RENAME_EXCHANGE)).
+ * Does not promise: to restore the layout; the sandbox is thrown away after the attack.
  */
 import { mkdir, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -25,34 +31,47 @@ export const TARGET_FILE = "secret.txt";
 
 export const DECOY = "decoy: nothing secret in here\n";
 
+export type Occupant = "directory" | "file" | "none";
+
+export interface ArenaOptions {
+  /** What holds the contested name before the swap; a directory by default. */
+  occupant?: Occupant;
+  /** The absolute path the symlink points to; outside/dir by default. */
+  linkTo?: string;
+}
+
 export interface Arena {
-  /** ws/N: the directory the tools check, and the name the attacker fights over. */
+  /** ws/N: the name the tools check, and the name the attacker fights over. */
   contested: string;
-  /** outside/dir: where the symlink points; what lands here has escaped. */
+  occupant: Occupant;
+  /** Where the symlink points: what lands or is read there has escaped. */
   outsideTarget: string;
   parkedLink: string;
-  parkedDir: string;
+  parkedOccupant: string;
   /** Prefix for directories the racer moves out of its way (see racer.ts). */
   evictedPrefix: string;
 }
 
-export async function prepareArena(box: Sandbox, name: string): Promise<Arena> {
+export async function prepareArena(box: Sandbox, name: string, options: ArenaOptions = {}): Promise<Arena> {
   const attackerDir = box.scratch;
   const arena: Arena = {
     contested: join(box.root, name),
-    outsideTarget: join(box.outside, "dir"),
+    occupant: options.occupant ?? "directory",
+    outsideTarget: options.linkTo ?? join(box.outside, "dir"),
     parkedLink: join(attackerDir, `${name}.link`),
-    parkedDir: join(attackerDir, `${name}.dir`),
+    parkedOccupant: join(attackerDir, `${name}.occupant`),
     evictedPrefix: join(attackerDir, `${name}.evicted-`),
   };
-  await mkdir(arena.contested);
-  await writeFile(join(arena.contested, TARGET_FILE), DECOY);
+  if (arena.occupant === "directory") {
+    await mkdir(arena.contested);
+    await writeFile(join(arena.contested, TARGET_FILE), DECOY);
+  } else if (arena.occupant === "file") await writeFile(arena.contested, DECOY);
   await symlink(arena.outsideTarget, arena.parkedLink);
   return arena;
 }
 
-/** The attacker's one move: the real directory goes to the parking lot, the symlink takes its name. */
+/** The attacker's one move: the occupant goes to the parking lot, the symlink takes its name. */
 export async function swapInLink(arena: Arena): Promise<void> {
-  await rename(arena.contested, arena.parkedDir);
+  if (arena.occupant !== "none") await rename(arena.contested, arena.parkedOccupant);
   await rename(arena.parkedLink, arena.contested);
 }

@@ -6,9 +6,10 @@
  * `createSandbox`, which is removed before `run` resolves: on success, on failure, and on Ctrl-C or
  * SIGTERM (the run stops after the tool call in flight, the racer is stopped first, and the answer is
  * 128 + the signal number). The report is printed, and with `--json` written, before the removal,
- * also when interrupted. Exit 1 means an escape was seen (as `audit` exits 1 when a property fails),
- * 0 that none was, 2 that the demonstration could not run or, in deterministic mode, could not place
- * the attacker's move because no check was seen.
+ * also when interrupted. Exit 1 means the boundary broke: content escaped or something changed outside
+ * the workspace (as `audit` exits 1 when a property fails); 0 that neither was seen; 2 that the
+ * demonstration could not run or, in deterministic mode, could not place the attacker's move because
+ * no check was seen.
  * Does not promise: that exit 0 means the tools are safe; a race that found nothing proves nothing.
  */
 import { writeFile } from "node:fs/promises";
@@ -80,10 +81,10 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
 
 function deterministicExitCode(report: DeterministicReport): number {
   if (report.scenarios.some((scenario) => scenario.outcome === "no-check")) return 2;
-  return report.scenarios.some((scenario) => scenario.outcome === "escaped") ? 1 : 0;
+  return report.contentEscapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
 }
 
 function raceExitCode(report: RaceReport): number {
   if (report.racer.failure !== null) return 2;
-  return report.total.escapes > 0 ? 1 : 0;
+  return report.total.escapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
 }

@@ -3,7 +3,7 @@
  * so the outcome does not depend on timing.
  *
  * For each of `read` and `write`, a fresh contested directory (arena.ts) is set up, a realpath trap
- * (realpath-trap.ts) is set on it, and the real tool is called once. The first successful realpath of
+ * (fs-trap.ts) is set on it, and the real tool is called once. The first successful realpath of
  * a path in the contested directory whose answer is inside the workspace is the tool's check; right
  * after it, the attacker swaps the directory for a symlink to outside/dir; then the tool opens the path
  * it checked.
@@ -13,9 +13,12 @@
  * workspace; for write, a file exists in outside/dir with exactly the bytes the tool was given.
  * "contained" means the check was seen, the swap was made and no such evidence appeared; "no-check"
  * means the tool never asked realpath about the contested directory, so the move could not be placed
- * and nothing is claimed. Each step is narrated as it happens.
+ * and nothing is claimed. Separately from the outcome, each scenario reports its side effects: every
+ * change outside the workspace it left (an empty file, a directory, anything; side-effects.ts), so a
+ * tool that leaks no content but still creates something outside is seen; the report adds them all
+ * up. Each step is narrated as it happens.
  * Does not promise: anything about timing in the wild (that is race mode), or about checks the trap
- * cannot see (see realpath-trap.ts).
+ * cannot see (see fs-trap.ts).
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -23,8 +26,9 @@ import { SECRET, type Sandbox } from "../audit/sandbox.js";
 import { isInside } from "../is-inside.js";
 import type { ToolResult } from "../tool.js";
 import { type Arena, DECOY, TARGET_FILE, prepareArena, swapInLink } from "./arena.js";
-import { withRealpathTrap } from "./realpath-trap.js";
+import { withRealpathTrap } from "./fs-trap.js";
 import { displayPath, quoteShort } from "./report.js";
+import { type SideEffects, describeSideEffects, sideEffectsOf, sideEffectsSince } from "./side-effects.js";
 import type { AttackedTools } from "./tool-sets.js";
 
 export type ScenarioOutcome = "escaped" | "contained" | "no-check";
@@ -37,6 +41,8 @@ export interface DeterministicScenario {
   result: ToolResult;
   outcome: ScenarioOutcome;
   evidence: string;
+  /** What this scenario changed outside the workspace, whatever the outcome. */
+  sideEffects: SideEffects;
 }
 
 export interface DeterministicReport {
@@ -46,6 +52,10 @@ export interface DeterministicReport {
   /** The workspace root inside `workdir`. */
   workspace: string;
   scenarios: DeterministicScenario[];
+  /** Scenarios whose outcome is "escaped". */
+  contentEscapes: number;
+  /** Everything the whole run changed outside the workspace. */
+  sideEffects: SideEffects;
   interrupted: boolean;
 }
 
@@ -75,7 +85,7 @@ const PLANS: readonly Plan[] = [
     contestedName: "docs",
     input: { path: `docs/${TARGET_FILE}` },
     setup: `ws/docs/ is a real directory; ws/docs/${TARGET_FILE} holds ${quoteShort(DECOY)}`,
-    use: `read opens ws/docs/${TARGET_FILE}, the very path it checked; the kernel now follows the symlink`,
+    use: `read opens ws/docs/${TARGET_FILE}, the path it checked before the swap`,
     async findEvidence(result) {
       if (result.isError !== true && result.content.includes(SECRET))
         return { escaped: true, evidence: `that is the canary secret, which only files outside the workspace hold` };
@@ -87,7 +97,7 @@ const PLANS: readonly Plan[] = [
     contestedName: "build",
     input: { path: "build/report.txt", content: WRITE_PAYLOAD },
     setup: "ws/build/ is a real directory; build/report.txt does not exist yet, so the check falls on ws/build",
-    use: "write creates the parent directories and writes ws/build/report.txt, the very path it checked",
+    use: "write creates ws/build/report.txt, under the ws/build it checked before the swap",
     async findEvidence(_result, arena, box) {
       const landing = join(arena.outsideTarget, "report.txt");
       const landed = await readFile(landing, "utf8").catch((error: NodeJS.ErrnoException) => {
@@ -111,11 +121,21 @@ export async function runDeterministic(run: DeterministicRun): Promise<Determini
     if (run.signal.aborted) break;
     scenarios.push(await runScenario(plan, run));
   }
-  return { mode: "deterministic", tools: run.toolsName, workdir: box.base, workspace: box.root, scenarios, interrupted: run.signal.aborted };
+  return {
+    mode: "deterministic",
+    tools: run.toolsName,
+    workdir: box.base,
+    workspace: box.root,
+    scenarios,
+    contentEscapes: scenarios.filter((scenario) => scenario.outcome === "escaped").length,
+    sideEffects: await sideEffectsOf(box),
+    interrupted: run.signal.aborted,
+  };
 }
 
 async function runScenario(plan: Plan, { box, tools, narrate }: DeterministicRun): Promise<DeterministicScenario> {
   const arena = await prepareArena(box, plan.contestedName);
+  const outsideBefore = await box.outsideChanges();
   const shown = (path: string) => displayPath(box, path);
   narrate("");
   narrate(`${plan.tool} ${JSON.stringify(plan.input.path)}`);
@@ -133,14 +153,18 @@ async function runScenario(plan: Plan, { box, tools, narrate }: DeterministicRun
     },
     () => tools[plan.tool].execute(plan.input),
   );
+  const sideEffects = await sideEffectsSince(box, outsideBefore);
+  const outsideLine = `outside side effects outside the workspace: ${describeSideEffects(sideEffects)}${sideEffects.examples.map((example) => `\n             ${example}`).join("")}`;
   if (check === null) {
     narrate(`  2. check   none seen: the tool never asked realpath about ws/${plan.contestedName}, so the attacker had no moment to move`);
     narrate(`  3. result  ${quoteShort(result.content)}; no verdict`);
-    return { tool: plan.tool, input: plan.input, check, result, outcome: "no-check", evidence: "no check was seen" };
+    narrate(`  4. ${outsideLine}`);
+    return { tool: plan.tool, input: plan.input, check, result, outcome: "no-check", evidence: "no check was seen", sideEffects };
   }
   narrate(`  4. use     ${plan.use}`);
   const { escaped, evidence } = await plan.findEvidence(result, arena, box);
   narrate(`  5. result  the tool answered ${quoteShort(result.content)}${result.isError === true ? " (an error)" : ""}`);
   narrate(`             ${evidence}: ${escaped ? "ESCAPED" : "contained"}`);
-  return { tool: plan.tool, input: plan.input, check, result, outcome: escaped ? "escaped" : "contained", evidence };
+  narrate(`  6. ${outsideLine}`);
+  return { tool: plan.tool, input: plan.input, check, result, outcome: escaped ? "escaped" : "contained", evidence, sideEffects };
 }

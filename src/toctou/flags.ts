@@ -22,8 +22,10 @@ const DECIMAL_NUMBER = { shape: /^\d+(\.\d+)?$/, name: "number" };
 export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME] [--attempts N] [--seconds S] [--json FILE]
 
 Shows the window between the tools' path check and their use of the path: a directory inside the
-workspace is swapped for a symlink to a canary directory outside, and read and write follow it out.
-Everything happens in a fresh temp directory, removed at the end (also on Ctrl-C).
+workspace is swapped for a symlink to a canary directory outside. The chapter's read and write follow
+it out; the verified tools should not. Content escapes and side effects outside the workspace (files,
+empty files, directories) are reported apart. Everything happens in a fresh temp directory, removed
+at the end (also on Ctrl-C).
 
   --mode deterministic  the swap happens exactly between check and use, once per tool (default)
   --mode race           a racer thread flips the directory and the symlink while the tools run
@@ -33,8 +35,9 @@ Everything happens in a fresh temp directory, removed at the end (also on Ctrl-C
   --json FILE           also write the report as JSON to FILE
   -h, --help            show this help
 
-Exit status: 0 no escape seen, 1 an escape was seen, 2 could not run (bad flag, failed setup, a
-deterministic run that saw no check to strike after), 128+N interrupted by signal N (130 for Ctrl-C).
+Exit status: 0 nothing escaped and nothing changed outside, 1 content escaped or something changed
+outside, 2 could not run (bad flag, failed setup, no procfs for the verified tools, a deterministic
+run that saw no check to strike after), 128+N interrupted by signal N (130 for Ctrl-C).
 `;
 
 export type ToctouPlan =

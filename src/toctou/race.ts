@@ -8,19 +8,27 @@
  *
  * Promises: an attempt counts as an escape only on evidence, never on the tool's own answer: for
  * write, outside/dir/escape-<n>.txt exists with exactly that attempt's bytes; for read, the returned
- * content holds the canary SECRET, which exists only outside the workspace. The figures are
- * self-consistent: escapes ≤ attempts, rate = escapes / attempts (0 when there were no attempts),
- * `firstEscape` is null exactly when there was no escape; the totals are the sums of the per-tool rows.
- * The racer is stopped, and has exited, before this resolves or rejects; an abort of `signal` ends the
- * run after the attempt in flight.
+ * content holds the canary SECRET, which exists only outside the workspace. Every other attempt is
+ * counted once as succeeded, refused (`path escapes workspace`) or another error (mostly ENOENT: the
+ * call met the instant between two renames). Side effects are counted apart from escapes: once the
+ * racer has stopped, every change outside the workspace (side-effects.ts), so a tool that leaks no
+ * content but leaves an empty file or a directory outside is seen. The figures are self-consistent:
+ * escapes ≤ attempts, the four outcomes add up to the attempts, rate = escapes / attempts (0 when
+ * there were no attempts), `firstEscape` is null exactly when there was no escape; the totals are the
+ * sums of the per-tool rows. The racer is stopped, and has exited, before this resolves or rejects; an
+ * abort of `signal` ends the run after the attempt in flight.
  * Does not promise: any escape. It is a race; zero escapes in a budget says nothing about the next one.
+ * Side effects are looked for once, at the end: one that was undone before then is not seen.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SECRET, type Sandbox } from "../audit/sandbox.js";
 import { TARGET_FILE, prepareArena } from "./arena.js";
 import { type RacerStats, startRacer } from "./racer.js";
+import { ESCAPE_MESSAGE } from "../workspace-path.js";
+import type { ToolResult } from "../tool.js";
 import { displayPath } from "./report.js";
+import { type SideEffects, sideEffectsOf } from "./side-effects.js";
 import type { AttackedTools } from "./tool-sets.js";
 
 export interface RaceBudget {
@@ -30,7 +38,14 @@ export interface RaceBudget {
 
 export interface Tally {
   attempts: number;
+  /** Attempts with evidence of outside content; the three counts after it are the other attempts. */
   escapes: number;
+  /** The tool answered success and nothing leaked. */
+  succeeded: number;
+  /** The tool answered `path escapes workspace`. */
+  refused: number;
+  /** Any other error: ENOENT between two renames, ELOOP, a refused hardlink, … */
+  otherErrors: number;
   escapeRate: number;
   /** `attempt` counts attempts of this tool only (for the total: all attempts). */
   firstEscape: { attempt: number; elapsedMs: number } | null;
@@ -49,6 +64,8 @@ export interface RaceReport {
   elapsedMs: number;
   total: Tally & { firstEscape: { attempt: number; elapsedMs: number; tool: "read" | "write" } | null };
   perTool: { write: Tally; read: Tally };
+  /** Everything changed outside the workspace, looked for after the racer stopped. */
+  sideEffects: SideEffects;
   racer: { swaps: number; runningMs: number; swapsPerSecond: number; evictions: number; failure: string | null };
 }
 
@@ -102,8 +119,11 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       const tool = attempts % 2 === 1 ? "write" : "read";
       const tally = tallies[tool];
       tally.attempts += 1;
-      const escape = tool === "write" ? await attemptWrite(tools, arena.outsideTarget, attempts) : await attemptRead(tools);
-      if (escape === undefined) continue;
+      const { result, escape } = tool === "write" ? await attemptWrite(tools, arena.outsideTarget, attempts) : await attemptRead(tools);
+      if (escape === undefined) {
+        countOutcome(tally, result);
+        continue;
+      }
       const elapsedMs = performance.now() - start;
       tally.escapes += 1;
       tally.firstEscape ??= { attempt: tally.attempts, elapsedMs };
@@ -119,8 +139,10 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   }
   const elapsedMs = endedAt - start;
   for (const tally of Object.values(tallies)) tally.escapeRate = rate(tally.escapes, tally.attempts);
-  const escapes = tallies.write.escapes + tallies.read.escapes;
+  const sum = (count: (tally: Tally) => number) => count(tallies.write) + count(tallies.read);
+  const escapes = sum((tally) => tally.escapes);
   narrate(`stopped by ${stoppedBy} after ${(elapsedMs / 1_000).toFixed(1)} s; racer stopped`);
+  const sideEffects = await sideEffectsOf(box);
   return {
     mode: "race",
     tools: run.toolsName,
@@ -129,8 +151,17 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
     budget,
     stoppedBy,
     elapsedMs,
-    total: { attempts, escapes, escapeRate: rate(escapes, attempts), firstEscape: first },
+    total: {
+      attempts,
+      escapes,
+      succeeded: sum((tally) => tally.succeeded),
+      refused: sum((tally) => tally.refused),
+      otherErrors: sum((tally) => tally.otherErrors),
+      escapeRate: rate(escapes, attempts),
+      firstEscape: first,
+    },
     perTool: tallies,
+    sideEffects,
     racer: {
       swaps: racerStats.swaps,
       runningMs: racerStats.runningMs,
@@ -141,26 +172,39 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   };
 }
 
-/** Writes a payload unique to this attempt; answers the evidence when it landed outside. */
-async function attemptWrite(tools: AttackedTools, outsideTarget: string, attempt: number): Promise<string | undefined> {
+/** What one call answered, and the evidence of an escape when there is some. */
+interface Attempt {
+  result: ToolResult;
+  escape: string | undefined;
+}
+
+/** Writes a payload unique to this attempt; the evidence is that payload found outside. */
+async function attemptWrite(tools: AttackedTools, outsideTarget: string, attempt: number): Promise<Attempt> {
   const name = `escape-${attempt}.txt`;
   const payload = `attempt ${attempt}: meant for ws/${CONTESTED}/${name}\n`;
-  await tools.write.execute({ path: `${CONTESTED}/${name}`, content: payload });
+  const result = await tools.write.execute({ path: `${CONTESTED}/${name}`, content: payload });
   const landed = await readFile(join(outsideTarget, name), "utf8").catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return undefined;
     throw error;
   });
-  return landed === payload ? `outside/dir/${name} holds its ${Buffer.byteLength(payload)} bytes` : undefined;
+  return { result, escape: landed === payload ? `outside/dir/${name} holds its ${Buffer.byteLength(payload)} bytes` : undefined };
 }
 
-/** Reads the contested file; answers the evidence when the content is the outside canary's. */
-async function attemptRead(tools: AttackedTools): Promise<string | undefined> {
+/** Reads the contested file; the evidence is the outside canary's content in the answer. */
+async function attemptRead(tools: AttackedTools): Promise<Attempt> {
   const result = await tools.read.execute({ path: `${CONTESTED}/${TARGET_FILE}` });
-  return result.isError !== true && result.content.includes(SECRET) ? "read returned the canary secret" : undefined;
+  return { result, escape: result.isError !== true && result.content.includes(SECRET) ? "read returned the canary secret" : undefined };
+}
+
+/** Files an attempt that left no evidence of an escape under what the tool answered. */
+function countOutcome(tally: Tally, result: ToolResult): void {
+  if (result.isError !== true) tally.succeeded += 1;
+  else if (result.content.endsWith(ESCAPE_MESSAGE)) tally.refused += 1;
+  else tally.otherErrors += 1;
 }
 
 function emptyTally(): Tally {
-  return { attempts: 0, escapes: 0, escapeRate: 0, firstEscape: null };
+  return { attempts: 0, escapes: 0, succeeded: 0, refused: 0, otherErrors: 0, escapeRate: 0, firstEscape: null };
 }
 
 function rate(escapes: number, attempts: number): number {

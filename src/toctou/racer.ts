@@ -1,7 +1,7 @@
 /**
- * The concurrent attacker of race mode: a worker thread that flips the contested name (arena.ts)
- * between the real directory and the symlink to outside/dir, as fast as renames go, while the tools
- * run on the main thread.
+ * The concurrent attacker of race mode, and the kit's only racer: a worker thread that flips the
+ * contested name (arena.ts) between its occupant (a real directory) and the symlink to outside, as
+ * fast as renames go, while the tools run on the main thread.
  *
  * One flip is two renames (the current occupant to its parking place, the other one into the name), so
  * the name is briefly absent between them: Node has no renameat2(RENAME_EXCHANGE). While it is absent,
@@ -48,7 +48,7 @@ const RACER_SOURCE = `
 "use strict";
 const { parentPort, workerData } = require("node:worker_threads");
 const { renameSync } = require("node:fs");
-const { contested, parkedDir, parkedLink, evictedPrefix, stopFlag, counters } = workerData;
+const { contested, parkedOccupant, parkedLink, evictedPrefix, stopFlag, counters } = workerData;
 const stop = new Int32Array(stopFlag);
 const count = new BigInt64Array(counters);
 // A directory the write tool made while the name was free makes the rename fail with one of these.
@@ -70,16 +70,18 @@ function occupy(from) {
 }
 parentPort.postMessage("flipping");
 while (Atomics.load(stop, 0) === 0) {
-  renameSync(contested, parkedDir);
+  renameSync(contested, parkedOccupant);
   occupy(parkedLink);
   Atomics.add(count, ${SWAPS}, 1n);
   renameSync(contested, parkedLink);
-  occupy(parkedDir);
+  occupy(parkedOccupant);
   Atomics.add(count, ${SWAPS}, 1n);
 }
 `;
 
 export async function startRacer(arena: Arena): Promise<Racer> {
+  if (arena.occupant === "none") throw new Error("the racer flips an occupant and a symlink; this arena's name has no occupant");
+  const { contested, parkedOccupant, parkedLink, evictedPrefix } = arena;
   const stopFlag = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
   const counters = new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT);
   const stopView = new Int32Array(stopFlag);
@@ -88,7 +90,7 @@ export async function startRacer(arena: Arena): Promise<Racer> {
     eval: true,
     // Not the parent's flags: `--input-type=module` would make the eval'd CommonJS source an ES module.
     execArgv: [],
-    workerData: { ...arena, stopFlag, counters },
+    workerData: { contested, parkedOccupant, parkedLink, evictedPrefix, stopFlag, counters },
   });
   let failure: string | null = null;
   let exited = false;

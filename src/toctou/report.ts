@@ -3,14 +3,16 @@
  * summary of each mode.
  *
  * Promises: the summaries state every figure of the report they render (nothing is computed here
- * that the JSON does not hold), say plainly when no escape happened, and never call an absence of
- * escapes a proof of safety.
+ * that the JSON does not hold), give content escapes and side effects outside the workspace each a
+ * line of their own, say plainly when neither happened, and never call an absence of escapes a proof
+ * of safety.
  * Does not promise: a stable format for machines; use `--json` for that.
  */
 import { dirname, relative } from "node:path";
 import type { Sandbox } from "../audit/sandbox.js";
 import type { DeterministicReport } from "./deterministic.js";
 import type { RaceReport, Tally } from "./race.js";
+import { type SideEffects, describeSideEffects } from "./side-effects.js";
 
 /** A path in the demo's sandbox, shown beside the workspace (`ws/docs/secret.txt`, `outside/dir`). */
 export function displayPath(box: Sandbox, path: string): string {
@@ -45,7 +47,13 @@ export function renderDeterministicSummary(report: DeterministicReport): string 
   if (unchecked.length > 0) lines.push(`no verdict for ${unchecked.join(" and ")}: the trap never saw a realpath check to strike after`);
   const contained = report.scenarios.filter((scenario) => scenario.outcome === "contained").map((scenario) => scenario.tool);
   if (contained.length > 0) lines.push(`contained: ${contained.join(" and ")} did not escape when the swap came right after the check`);
+  lines.push(`content escapes: ${report.contentEscapes} of ${report.scenarios.length} tool calls`, ...sideEffectLines(report.sideEffects));
   return `${lines.join("\n")}\n`;
+}
+
+/** The side effects line, and under it the changes it quotes. */
+function sideEffectLines(effects: SideEffects): string[] {
+  return [`side effects outside the workspace: ${describeSideEffects(effects)}`, ...effects.examples.map((example) => `  ${example}`)];
 }
 
 export function renderRaceSummary(report: RaceReport): string {
@@ -57,27 +65,37 @@ export function renderRaceSummary(report: RaceReport): string {
     ["read", report.perTool.read, firstOf(report.perTool.read)],
     ["total", total, total.firstEscape === null ? "none" : `attempt ${total.firstEscape.attempt} (${total.firstEscape.tool}), at ${total.firstEscape.elapsedMs.toFixed(1)} ms`],
   ];
+  const columns: [string, number, (tally: Tally) => string][] = [
+    ["attempts", 9, (tally) => String(tally.attempts)],
+    ["escapes", 8, (tally) => String(tally.escapes)],
+    ["rate", 8, (tally) => percent(tally.escapeRate)],
+    ["succeeded", 10, (tally) => String(tally.succeeded)],
+    ["refused", 8, (tally) => String(tally.refused)],
+    ["other errors", 13, (tally) => String(tally.otherErrors)],
+  ];
+  const row = (name: string, cells: string[], last: string) => `  ${name.padEnd(6)} ${cells.map((cell, index) => cell.padStart(columns[index]?.[1] ?? 0)).join(" ")}   ${last}`;
   const lines = [
     "",
     `result after ${seconds(report.elapsedMs)} (stopped by ${report.stoppedBy}):`,
-    `  ${"tool".padEnd(6)} ${"attempts".padStart(9)} ${"escapes".padStart(8)} ${"rate".padStart(8)}   first escape`,
-    ...rows.map(
-      ([name, tally, first]) =>
-        `  ${name.padEnd(6)} ${String(tally.attempts).padStart(9)} ${String(tally.escapes).padStart(8)} ${percent(tally.escapeRate).padStart(8)}   ${first}`,
-    ),
+    row("tool", columns.map(([title]) => title), "first escape"),
+    ...rows.map(([name, tally, first]) => row(name, columns.map(([, , cell]) => cell(tally)), first)),
     `  racer: ${racer.swaps} swaps in ${seconds(racer.runningMs)} (${Math.round(racer.swapsPerSecond)} swaps/s);`,
     `         ${racer.evictions} directories that write made in the free name were moved aside`,
   ];
   if (racer.failure !== null) lines.push(`  the racer failed: ${racer.failure}; the figures cover the time it ran`);
-  if (total.escapes === 0)
-    lines.push(
-      `no escape in ${total.attempts} attempts within the budget. That is not evidence that the window is closed: it`,
-      "is a race, and the next run, a busier machine or a faster attacker can win it. Try more --seconds.",
-    );
-  else
+  lines.push(`content escapes: ${total.escapes} of ${total.attempts} tool calls`, ...sideEffectLines(report.sideEffects));
+  if (total.escapes > 0)
     lines.push(
       `${total.escapes} of ${total.attempts} tool calls escaped. Evidence: each write escape is a file in outside/dir`,
       "holding that attempt's own bytes; each read escape returned the canary secret.",
+    );
+  if (report.sideEffects.total > 0)
+    lines.push(`${report.sideEffects.total} changes outside the workspace were found after the racer stopped (each write escape is one).`);
+  if (total.escapes === 0 && report.sideEffects.total === 0)
+    lines.push(
+      `no escape and nothing changed outside in ${total.attempts} attempts within the budget. That is not evidence`,
+      "that the window is closed: it is a race, and the next run, a busier machine or a faster attacker can",
+      "win it. Try more --seconds.",
     );
   return `${lines.join("\n")}\n`;
 }

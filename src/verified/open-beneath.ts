@@ -16,10 +16,12 @@
  *   With "read", the leaf is opened `O_RDONLY|O_NOFOLLOW|O_NONBLOCK`, so a FIFO cannot block.
  * - Every directory entered and the leaf are verified by descriptor (verify-opened.ts) before use. A
  *   directory or file this call created and then found outside is removed again (undo-creation.ts),
- *   so a refused call leaves nothing of its own outside.
+ *   so a refused call leaves nothing of its own outside; a directory that holds someone else's
+ *   entries by then is left alone.
  * Does not promise: protection from a process that renames a directory from inside the workspace to
  * outside after its last check (that process needs write access outside); bind mounts; that a
- * refused write leaves nothing inside (directories it made inside stay, as with `mkdir -p`).
+ * refused write leaves nothing inside (directories it made inside stay, as with `mkdir -p`); that the
+ * directory it opens right after its `mkdir` is the one `mkdir` made (undo-creation.ts).
  */
 import { type FileHandle, constants, mkdir, open, readlink, rmdir, unlink } from "node:fs/promises";
 import type { PinnedRoot } from "./pinned-root.js";
