@@ -1,23 +1,34 @@
-// `npm run kill-matrix`: a full audit of every vulnerable variant, written to fixtures/kill-matrix.json,
-// and the README table regenerated from that file. Slow (minutes): run it after changing a property,
-// an arbitrary or a variant, and commit both files.
+// `npm run kill-matrix [-- VARIANT...]`: a full audit of every vulnerable variant (or of the named ones,
+// whose rows replace theirs), written to fixtures/kill-matrix.json, and the README table regenerated
+// from that file. Slow (minutes): run it after changing a property, an arbitrary or a variant, and
+// commit both files.
 import { readFile, writeFile } from "node:fs/promises";
 import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { PROPERTIES } from "../src/audit/properties/index.js";
 import { runProperty } from "../src/audit/run.js";
 import { loadTarget } from "../src/audit/target.js";
-import { KILL_MATRIX_FILE, type KillMatrix, replaceReadmeMatrix } from "./kill-matrix-table.js";
+import { KILL_BUDGET, KILL_MATRIX_FILE, type KillMatrix, replaceReadmeMatrix } from "./kill-matrix-table.js";
 
 const SEED = 1;
 const RUNS = 100;
 
+const only = process.argv.slice(2);
+const unknown = only.filter((name) => !VULNERABLE_VARIANTS.some((variant) => variant.module === name));
+if (unknown.length > 0) throw new Error(`no such variant: ${unknown.join(", ")}`);
 const guarantees = PROPERTIES.filter((property) => property.kind === "guarantee");
+const previous = only.length === 0 ? [] : (JSON.parse(await readFile(KILL_MATRIX_FILE, "utf8")) as KillMatrix).rows;
 const matrix: KillMatrix = { seed: SEED, runs: RUNS, properties: guarantees.map((property) => property.id), rows: [] };
 for (const variant of VULNERABLE_VARIANTS) {
+  const kept = previous.find((row) => row.module === variant.module);
+  if (only.length > 0 && !only.includes(variant.module) && kept !== undefined) {
+    matrix.rows.push(kept);
+    continue;
+  }
   const target = await loadTarget(`fixtures/vulnerable/${variant.module}.ts`);
   const failed: string[] = [];
   for (const property of guarantees) {
-    const runs = Math.max(1, Math.round(RUNS * (property.budgetScale ?? 1)));
+    const budget = variant.caughtBy.includes(property.id) ? KILL_BUDGET : RUNS;
+    const runs = Math.max(1, Math.round(budget * (property.budgetScale ?? 1)));
     const result = await runProperty(property, target, { seed: SEED, runs, stopAtFirstFailure: true });
     if (result.status === "failed") failed.push(property.id);
   }

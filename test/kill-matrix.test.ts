@@ -6,12 +6,11 @@ import { fork } from "../fixtures/vulnerable/fork.js";
 import { PROPERTIES } from "../src/audit/properties/index.js";
 import { runProperty } from "../src/audit/run.js";
 import { loadTarget, targetFromModule } from "../src/audit/target.js";
-import { KILL_MATRIX_FILE, type KillMatrix, renderKillMatrix, readmeMatrixSection } from "../scripts/kill-matrix-table.js";
+import { KILL_BUDGET, KILL_MATRIX_FILE, type KillMatrix, readmeMatrixSection, renderKillMatrix } from "../scripts/kill-matrix-table.js";
 
 // A fixed seed keeps the matrix the same on every run (FC_SEED overrides it to explore). Each variant
 // is run until its first failure, without shrinking: a kill needs one counterexample, not the smallest.
 const seed = fc.readConfigureGlobal().seed ?? 1;
-const KILL_BUDGET = 300;
 
 const property = (id: string) => {
   const found = PROPERTIES.find((candidate) => candidate.id === id);
@@ -28,7 +27,7 @@ describe("the kill matrix", () => {
     }
   });
 
-  it.each(VULNERABLE_VARIANTS)("fixtures/vulnerable/$module.ts ($bugClass) is failed by $caughtBy", async ({ module, caughtBy }) => {
+  it.each(VULNERABLE_VARIANTS)("variant $module ($bugClass) is failed by $caughtBy", async ({ module, caughtBy }) => {
     expect(caughtBy.length, "a variant no property catches needs a new property").toBeGreaterThan(0);
     const target = await loadTarget(`fixtures/vulnerable/${module}.ts`);
     for (const id of caughtBy) {
