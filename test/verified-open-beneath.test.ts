@@ -1,19 +1,17 @@
 import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox } from "../src/audit/sandbox.js";
+import { useSandbox } from "./support/sandbox.js";
 import { withMkdirTrap } from "../src/toctou/fs-trap.js";
 import { openBeneath } from "../src/verified/open-beneath.js";
 import { pinRoot } from "../src/verified/pinned-root.js";
 import { reword, throughDescriptor } from "../src/verified/proc-fd.js";
 
 let box: Sandbox;
+const sandbox = useSandbox();
 beforeEach(async () => {
-  box = await createSandbox();
-});
-afterEach(async () => {
-  expect(await box.canaryChanges()).toEqual([]);
-  await box.dispose();
+  box = sandbox.current;
 });
 
 const REFUSE_HARDLINKS = { allowHardlinks: false };

@@ -1,17 +1,15 @@
 import { readdir, readlink } from "node:fs/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox } from "../src/audit/sandbox.js";
+import { useSandbox } from "./support/sandbox.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 
 let box: Sandbox;
+const sandbox = useSandbox();
 beforeEach(async () => {
-  box = await createSandbox();
-});
-afterEach(async () => {
-  expect(await box.canaryChanges()).toEqual([]);
-  await box.dispose();
+  box = sandbox.current;
 });
 
 async function descriptorsOn(path: string): Promise<number> {

@@ -1,6 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { SWAP_SCENARIOS, type SwapScenario, afterTheCheck } from "../fixtures/swap-scenarios.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { prepareArena, swapInLink } from "../src/toctou/arena.js";
 import { runRace } from "../src/toctou/race.js";
@@ -11,12 +12,9 @@ import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js"
 import { createWorkspaceTools } from "../src/workspace-tools.js";
 
 let box: Sandbox;
+const sandbox = useSandbox();
 beforeEach(async () => {
-  box = await createSandbox();
-});
-afterEach(async () => {
-  expect(await box.canaryChanges()).toEqual([]);
-  await box.dispose();
+  box = sandbox.current;
 });
 
 const RACE_SECONDS = 1;

@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { link, mkdir, readFile, readdir, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
-import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { SECRET, type Sandbox } from "../src/audit/sandbox.js";
+import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
@@ -13,13 +14,10 @@ import { approvingCheck } from "./support/check-hooks.js";
 let box: Sandbox;
 let read: Tool;
 let write: Tool;
+const sandbox = useSandbox();
 beforeEach(async () => {
-  box = await createSandbox();
+  box = sandbox.current;
   [read, write] = createVerifiedWorkspaceTools(box.root) as [Tool, Tool, Tool];
-});
-afterEach(async () => {
-  expect(await box.canaryChanges()).toEqual([]);
-  await box.dispose();
 });
 
 describe("the chapter's contract", () => {
@@ -214,7 +212,7 @@ describe("hardlink policy", () => {
   it("refuses by default to write a file with another link, and leaves it unchanged", async () => {
     await link(join(box.outside, "secret.txt"), join(box.root, "k"));
     await expect(write.execute({ path: "k", content: "pwned" })).resolves.toMatchObject({ isError: true, content: expect.stringMatching(/^write: refused: the file has 2 hard links/) });
-    // the afterEach canary check proves the outside name still holds the secret
+    // useSandbox checks after each test that the outside name still holds the secret
   });
 
   it("with allowHardlinks, reads and writes a file linked twice", async () => {

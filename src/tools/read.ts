@@ -35,14 +35,22 @@ export const READ_SPEC: ToolSpec = {
 };
 
 export function readTool(boundary: Boundary): Tool {
+  return readToolWith(async (path) => readRegularFile(await boundary(path, false)));
+}
+
+/**
+ * The read tool around a way to fetch a path's content, already cut to the read rule: the spec, the
+ * field check with the chapter's message, and every failure as a `read:` result. The chapter's tool
+ * fetches through its boundary; the verified tools through a checked descriptor.
+ */
+export function readToolWith(readCut: (path: string) => Promise<string>): Tool {
   return {
     spec: READ_SPEC,
     async execute(input) {
       const path = stringField(input, "path");
       if (path === undefined) return { content: INVALID_READ_INPUT, isError: true };
       try {
-        const target = await boundary(path, false);
-        return { content: await readRegularFile(target) };
+        return { content: await readCut(path) };
       } catch (error) {
         return failure(error, "read");
       }

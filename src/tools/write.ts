@@ -46,6 +46,24 @@ export function wroteMessage(content: string, path: string): string {
 }
 
 export function writeTool(boundary: Boundary): Tool {
+  return writeToolWith(async (path, content) => {
+    const target = await boundary(path, true);
+    const created = await createParents(target);
+    try {
+      await writeRegularFile(target, content);
+    } catch (error) {
+      await removeEmptyDirectories(created);
+      throw error;
+    }
+  });
+}
+
+/**
+ * The write tool around a way to put content at a path: the spec, the field check with the chapter's
+ * message, the success message, and every failure as a `write:` result. The chapter's tool writes
+ * through its boundary; the verified tools through a checked descriptor.
+ */
+export function writeToolWith(writeChecked: (path: string, content: string) => Promise<void>): Tool {
   return {
     spec: WRITE_SPEC,
     async execute(input) {
@@ -53,14 +71,7 @@ export function writeTool(boundary: Boundary): Tool {
       const content = stringField(input, "content");
       if (path === undefined || content === undefined) return { content: INVALID_WRITE_INPUT, isError: true };
       try {
-        const target = await boundary(path, true);
-        const created = await createParents(target);
-        try {
-          await writeRegularFile(target, content);
-        } catch (error) {
-          await removeEmptyDirectories(created);
-          throw error;
-        }
+        await writeChecked(path, content);
         return { content: wroteMessage(content, path) };
       } catch (error) {
         return failure(error, "write");

@@ -9,30 +9,19 @@
  * Does not promise: what verify-opened.ts and open-beneath.ts leave open (bind mounts, a directory
  * renamed outside by a process with write access there, a hardlink when hardlinks are allowed).
  */
-import { failure } from "../failure.js";
-import { stringField } from "../fields.js";
-import type { Tool } from "../tool.js";
 import { fileChunks, readTruncated } from "../read-truncated.js";
-import { INVALID_READ_INPUT, READ_SPEC } from "../tools/read.js";
+import type { Tool } from "../tool.js";
+import { readToolWith } from "../tools/read.js";
 import { type VerifiedSettings, openChecked } from "./checked-open.js";
 import type { PinnedRoot } from "./pinned-root.js";
 
 export function verifiedReadTool(root: PinnedRoot, settings: VerifiedSettings): Tool {
-  return {
-    spec: READ_SPEC,
-    async execute(input) {
-      const path = stringField(input, "path");
-      if (path === undefined) return { content: INVALID_READ_INPUT, isError: true };
-      try {
-        const handle = await openChecked(root, path, "read", settings);
-        try {
-          return { content: await readTruncated(fileChunks(handle, (await handle.stat()).size)) };
-        } finally {
-          await handle.close();
-        }
-      } catch (error) {
-        return failure(error, "read");
-      }
-    },
-  };
+  return readToolWith(async (path) => {
+    const handle = await openChecked(root, path, "read", settings);
+    try {
+      return await readTruncated(fileChunks(handle, (await handle.stat()).size));
+    } finally {
+      await handle.close();
+    }
+  });
 }

@@ -12,32 +12,19 @@
  * open-beneath.ts leaves open (bind mounts, a directory renamed outside by a process with write
  * access there, a hardlink when hardlinks are allowed).
  */
-import { failure } from "../failure.js";
-import { stringField } from "../fields.js";
 import type { Tool } from "../tool.js";
-import { INVALID_WRITE_INPUT, WRITE_SPEC, wroteMessage } from "../tools/write.js";
+import { writeToolWith } from "../tools/write.js";
 import { type VerifiedSettings, openChecked } from "./checked-open.js";
 import type { PinnedRoot } from "./pinned-root.js";
 
 export function verifiedWriteTool(root: PinnedRoot, settings: VerifiedSettings): Tool {
-  return {
-    spec: WRITE_SPEC,
-    async execute(input) {
-      const path = stringField(input, "path");
-      const content = stringField(input, "content");
-      if (path === undefined || content === undefined) return { content: INVALID_WRITE_INPUT, isError: true };
-      try {
-        const handle = await openChecked(root, path, "write", settings);
-        try {
-          await handle.truncate(0);
-          await handle.writeFile(content, "utf8");
-        } finally {
-          await handle.close();
-        }
-        return { content: wroteMessage(content, path) };
-      } catch (error) {
-        return failure(error, "write");
-      }
-    },
-  };
+  return writeToolWith(async (path, content) => {
+    const handle = await openChecked(root, path, "write", settings);
+    try {
+      await handle.truncate(0);
+      await handle.writeFile(content, "utf8");
+    } finally {
+      await handle.close();
+    }
+  });
 }
