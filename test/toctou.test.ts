@@ -116,14 +116,24 @@ describe("toctou --mode deterministic --tools verified: the same swap against th
   });
 });
 
-describe("deterministic verdicts rest on evidence, not on the tool set's name", () => {
-  let box: Sandbox;
+/** A sandbox per test, as the demo makes them (same prefix), and proof that disposing removes it. */
+function useDemoSandbox(): { readonly current: Sandbox } {
+  const holder = {} as { current: Sandbox };
   beforeEach(async () => {
-    box = await createSandbox(TEMP_PREFIX);
+    holder.current = await createSandbox(TEMP_PREFIX);
   });
   afterEach(async () => {
-    await box.dispose();
-    expect(existsSync(box.base)).toBe(false);
+    await holder.current.dispose();
+    expect(existsSync(holder.current.base)).toBe(false);
+  });
+  return holder;
+}
+
+describe("deterministic verdicts rest on evidence, not on the tool set's name", () => {
+  const sandbox = useDemoSandbox();
+  let box: Sandbox;
+  beforeEach(() => {
+    box = sandbox.current;
   });
 
   const tool = (name: string, execute: (input: { path: string; content?: string }) => Promise<ToolResult>): Tool => ({
@@ -231,13 +241,10 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
 });
 
 describe("the racer", () => {
+  const sandbox = useDemoSandbox();
   let box: Sandbox;
-  beforeEach(async () => {
-    box = await createSandbox(TEMP_PREFIX);
-  });
-  afterEach(async () => {
-    await box.dispose();
-    expect(existsSync(box.base)).toBe(false);
+  beforeEach(() => {
+    box = sandbox.current;
   });
 
   it("flips until stopped and has exited once stop() resolves", async () => {
