@@ -5,6 +5,8 @@
  * a problem, 2 the command could not run: bad flag, module that fails to load) and writes its report to
  * the given streams; it does not call `process.exit` itself, so tests can run it in-process.
  */
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
@@ -19,3 +21,19 @@ export interface CliCommand {
 
 /** Thrown for a bad flag or argument; the CLI prints the message and the usage and exits 2. */
 export class UsageError extends Error {}
+
+/**
+ * `util.parseArgs` in strict mode, with its complaints (unknown flag, missing value, stray positional)
+ * turned into a UsageError.
+ */
+export function parseCommandArgs<const Options extends ParseArgsConfig["options"]>(
+  argv: readonly string[],
+  options: Options,
+  allowPositionals = false,
+) {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}

@@ -9,8 +9,7 @@
  * printed `--seed` and `--path` it runs exactly the shrunk case again.
  */
 import { writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
-import { type CliCommand, UsageError } from "../cli-command.js";
+import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
 import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
 import { type AuditReport, isRegression, renderText, toJson } from "./report.js";
@@ -85,24 +84,18 @@ interface AuditArgs {
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        runs: { type: "string" },
-        seed: { type: "string" },
-        json: { type: "string" },
-        baseline: { type: "string" },
-        only: { type: "string", multiple: true },
-        path: { type: "string" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(
+    argv,
+    {
+      runs: { type: "string" },
+      seed: { type: "string" },
+      json: { type: "string" },
+      baseline: { type: "string" },
+      only: { type: "string", multiple: true },
+      path: { type: "string" },
+    },
+    true,
+  );
   if (positionals.length > 1) throw new UsageError(`expected at most one MODULE, got ${positionals.join(" ")}`);
   const only = values.only?.flatMap((ids) => ids.split(",")).filter((id) => id !== "");
   const unknown = only?.filter((id) => !PROPERTIES.some((property) => property.id === id)) ?? [];

@@ -7,8 +7,7 @@
  * throws `UsageError` with a message that names the problem.
  * Does not promise: that the `--json` path is writable; that is found out when the report is written.
  */
-import { parseArgs } from "node:util";
-import { UsageError } from "../cli-command.js";
+import { UsageError, parseCommandArgs } from "../cli-command.js";
 import type { RaceBudget } from "./race.js";
 import { DEFAULT_TOOL_SET, TOOL_SETS } from "./tool-sets.js";
 
@@ -46,25 +45,14 @@ export type ToctouPlan =
   | { help: false; mode: "race"; tools: string; json: string | undefined; budget: RaceBudget };
 
 export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        mode: { type: "string" },
-        tools: { type: "string" },
-        attempts: { type: "string" },
-        seconds: { type: "string" },
-        json: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    // parseArgs reports unknown flags, missing values and positionals as TypeErrors with a clear message.
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+  const { values } = parseCommandArgs(argv, {
+    mode: { type: "string" },
+    tools: { type: "string" },
+    attempts: { type: "string" },
+    seconds: { type: "string" },
+    json: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
   if (values.help === true) return { help: true };
   const tools = values.tools ?? DEFAULT_TOOL_SET;
   if (!TOOL_SETS.has(tools)) throw new UsageError(`unknown tool set "${tools}"; available: ${[...TOOL_SETS.keys()].join(", ")}`);
