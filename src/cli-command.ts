@@ -23,16 +23,12 @@ export interface CliCommand {
 export class UsageError extends Error {}
 
 /**
- * `util.parseArgs` in strict mode, with its complaints (unknown flag, missing value, stray positional)
+ * `util.parseArgs` (strict, its default), with its complaints (unknown flag, missing value, stray positional)
  * turned into a UsageError.
  */
-export function parseCommandArgs<const Options extends ParseArgsConfig["options"]>(
-  argv: readonly string[],
-  options: Options,
-  allowPositionals = false,
-) {
+export function parseCommandArgs<const Config extends ParseArgsConfig>(config: Config): ReturnType<typeof parseArgs<Config>> {
   try {
-    return parseArgs({ args: [...argv], options, strict: true, allowPositionals });
+    return parseArgs(config);
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }

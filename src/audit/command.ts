@@ -84,9 +84,10 @@ interface AuditArgs {
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
-  const { values, positionals } = parseCommandArgs(
-    argv,
-    {
+  const { values, positionals } = parseCommandArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
       runs: { type: "string" },
       seed: { type: "string" },
       json: { type: "string" },
@@ -94,8 +95,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       only: { type: "string", multiple: true },
       path: { type: "string" },
     },
-    true,
-  );
+  });
   if (positionals.length > 1) throw new UsageError(`expected at most one MODULE, got ${positionals.join(" ")}`);
   const only = values.only?.flatMap((ids) => ids.split(",")).filter((id) => id !== "");
   const unknown = only?.filter((id) => !PROPERTIES.some((property) => property.id === id)) ?? [];

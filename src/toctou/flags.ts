@@ -45,13 +45,16 @@ export type ToctouPlan =
   | { help: false; mode: "race"; tools: string; json: string | undefined; budget: RaceBudget };
 
 export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
-  const { values } = parseCommandArgs(argv, {
-    mode: { type: "string" },
-    tools: { type: "string" },
-    attempts: { type: "string" },
-    seconds: { type: "string" },
-    json: { type: "string" },
-    help: { type: "boolean", short: "h" },
+  const { values } = parseCommandArgs({
+    args: [...argv],
+    options: {
+      mode: { type: "string" },
+      tools: { type: "string" },
+      attempts: { type: "string" },
+      seconds: { type: "string" },
+      json: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   if (values.help === true) return { help: true };
   const tools = values.tools ?? DEFAULT_TOOL_SET;
