@@ -9,7 +9,8 @@ import { createWorkspaceTools } from "../src/workspace-tools.js";
 
 let box: Sandbox;
 let bash: Tool;
-const fast = { timeoutMs: 500, maxBuffer: 1024, maxOutputChars: 100 };
+// The timeout is short enough for the kill tests, long enough for a shell to start on a loaded machine.
+const fast = { timeoutMs: 2_000, maxBuffer: 1024, maxOutputChars: 100 };
 const sandbox = useSandbox();
 beforeEach(async () => {
   box = sandbox.current;
@@ -44,7 +45,7 @@ describe("bash", () => {
 
   it("kills a command at the timeout and says so", async () => {
     await expect(bash.execute({ command: "echo started; exec sleep 5" })).resolves.toEqual({
-      content: "bash: timeout: the command was killed after 500 ms\nstarted\n",
+      content: "bash: timeout: the command was killed after 2000 ms\nstarted\n",
       isError: true,
     });
   });

@@ -11,7 +11,8 @@ import type { Tool, ToolResult } from "../src/tool.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
 import { useSandbox } from "./support/sandbox.js";
 
-const FAST_BASH = { timeoutMs: 500, maxBuffer: 1024, maxOutputChars: 1024 };
+// Short enough for the kill test, long enough for a shell to start on a loaded machine.
+const FAST_BASH = { timeoutMs: 2_000, maxBuffer: 1024, maxOutputChars: 1024 };
 
 /** Signal 0 only asks whether the process exists (and may be signalled). */
 function isRunning(pid: number): boolean {
@@ -89,7 +90,7 @@ describe("with the canaries unchanged", () => {
       // The background job's output goes to /dev/null, so the pipes close when the shell dies and
       // the tool can answer; `$!` tells the test which process to look for and to end.
       const result = await toolsFor(sandbox.current).bash.execute({ command: "sleep 60 >/dev/null 2>&1 & echo $!; sleep 5" });
-      expect(result).toEqual({ content: expect.stringMatching(/^bash: timeout: the command was killed after 500 ms\n\d+\n$/), isError: true });
+      expect(result).toEqual({ content: expect.stringMatching(/^bash: timeout: the command was killed after 2000 ms\n\d+\n$/), isError: true });
       const pid = Number(result.content.split("\n")[1]);
       const survived = isRunning(pid);
       if (survived) process.kill(pid, "SIGKILL");

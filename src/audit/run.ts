@@ -38,7 +38,9 @@ export interface PropertyResult {
   missing?: string[];
 }
 
-export const DEFAULT_RUN_TIMEOUT_MS = 20_000;
+// Long enough for a run of sequences.bash on a loaded 2-core machine; short enough that a fork whose
+// tool hangs (a FIFO read without O_NONBLOCK) fails instead of stalling the audit.
+export const DEFAULT_RUN_TIMEOUT_MS = 60_000;
 
 export async function runProperty<T>(property: AuditProperty<T>, target: AuditTarget, options: RunOptions): Promise<PropertyResult> {
   const common = { id: property.id, gate: property.gate, kind: property.kind, title: property.title, seed: options.seed };
