@@ -91,7 +91,7 @@ export function bashTool(boundary: Boundary, limits: BashLimits = DEFAULT_BASH_L
           maxBuffer: limits.maxBuffer,
           killSignal: KILL_SIGNAL,
           encoding: "utf8",
-          ...(signal === undefined ? {} : { signal }),
+          signal,
         });
         if (readingCut) return failure(withOutput(heldOpenRule(limits), stdout, stderr, limits), "bash");
         return { content: truncateHead(`${stdout}${stderr}`, limits.maxOutputChars) };
