@@ -33,9 +33,14 @@ afterEach(async () => {
 });
 
 describe("bash cancellation stops the shell, not its background processes (known limit)", () => {
-  it("a background process that keeps stdout open: the tool stops reading at the timeout and says so", async () => {
+  // Either stream alone is enough to keep the tool waiting, so each is held on its own too.
+  it.each([
+    ["stdout and stderr", ""],
+    ["only stdout", " 2>/dev/null"],
+    ["only stderr", " >/dev/null"],
+  ])("a background process that keeps %s open: the tool stops reading at the timeout and says so", async (_streams, redirect) => {
     const bash = bashTimingOutAfter(500);
-    const result = await bash.execute({ command: "sh -c 'echo $$ > holder.pid; exec sleep 5' & echo started" });
+    const result = await bash.execute({ command: `sh -c 'echo $$ > holder.pid; exec sleep 5'${redirect} & echo started` });
     const holder = await pidFrom(join(box.root, "holder.pid"));
     expect(result).toEqual({
       content:

@@ -1,9 +1,11 @@
-import { link, readFile, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
 import { SECRET, type Sandbox } from "../src/audit/sandbox.js";
+import { descriptorsOn } from "./support/descriptors.js";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
@@ -68,6 +70,20 @@ describe("write", () => {
     const result = await write.execute({ path: path(box), content: "pwned" });
     expect(result).toEqual({ content: "write: path escapes workspace", isError: true });
     // useSandbox checks after each test nothing was created or changed outside
+  });
+});
+
+describeNeeding(LINUX_PROCFS, "read and write close every file they open", () => {
+  it.each([
+    ["read of a file", () => read.execute({ path: "a.txt" }), { content: "before" }],
+    ["read that refuses a directory", () => read.execute({ path: "dir" }), { content: "read: not a regular file", isError: true }],
+    ["write over a file", () => write.execute({ path: "a.txt", content: "after" }), { content: "wrote 5 bytes to a.txt" }],
+  ])("%s", async (_label, call, answer) => {
+    await writeFile(join(box.root, "a.txt"), "before");
+    await mkdir(join(box.root, "dir"));
+    await expect(call()).resolves.toEqual(answer);
+    expect(await descriptorsOn(join(box.root, "a.txt"))).toBe(0);
+    expect(await descriptorsOn(join(box.root, "dir"))).toBe(0);
   });
 });
 

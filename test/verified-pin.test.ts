@@ -1,9 +1,9 @@
-import { readdir, readlink } from "node:fs/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
+import { descriptorsOn } from "./support/descriptors.js";
 
 let box: Sandbox;
 beforeEach(async () => {
@@ -13,15 +13,6 @@ afterEach(async () => {
   expect(await box.canaryChanges()).toEqual([]);
   await box.dispose();
 });
-
-async function descriptorsOn(path: string): Promise<number> {
-  let count = 0;
-  for (const fd of await readdir("/proc/self/fd")) {
-    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
-    if (target === path) count += 1;
-  }
-  return count;
-}
 
 // The V8 way to reach the collector from inside a running process, since vitest's workers do not
 // start with --expose-gc.
