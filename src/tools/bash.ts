@@ -76,6 +76,7 @@ export function bashTool(boundary: Boundary, limits: BashLimits = DEFAULT_BASH_L
       let cwd: string;
       try {
         // The chapter's way to the real root: the boundary applied to "." itself.
+        // Stryker disable next-line StringLiteral: resolve(root, "") is resolve(root, "."), the root itself
         cwd = await boundary(".", false);
       } catch (error) {
         // Reported as it is: the exec rules below would read the root's ENOENT as a missing shell.
