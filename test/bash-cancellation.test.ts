@@ -7,10 +7,11 @@
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 const WAIT_LIMIT_MS = 5_000;
 
@@ -32,7 +33,7 @@ afterEach(async () => {
   await box.dispose();
 });
 
-describe("bash cancellation stops the shell, not its background processes (known limit)", () => {
+describeNeeding(LINUX_PROCFS, "bash cancellation stops the shell, not its background processes (known limit)", () => {
   // Either stream alone is enough to keep the tool waiting, so each is held on its own too.
   it.each([
     ["stdout and stderr", ""],

@@ -2,6 +2,7 @@ import { access, lstat, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/audit/sandbox.js";
+import { POSIX_SHELL, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { bashLimits } from "../src/tools/bash.js";
@@ -19,7 +20,7 @@ beforeEach(async () => {
 
 // Commands that must be killed end in `exec sleep`, so the shell's pid is the sleeper's and the kill
 // leaves no orphan behind (see test/bash-cancellation.test.ts for what a kill does not reach).
-describe("bash", () => {
+describeNeeding(POSIX_SHELL, "bash", () => {
   it("runs in the real workspace root, even when the root is given through a symlink", async () => {
     const { symlink } = await import("node:fs/promises");
     await symlink(box.root, join(box.root, "alias"));

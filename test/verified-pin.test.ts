@@ -1,9 +1,10 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 import { descriptorsOn } from "./support/descriptors.js";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 let box: Sandbox;
 beforeEach(async () => {
@@ -21,7 +22,7 @@ function collector(): () => void {
   return runInNewContext("gc") as () => void;
 }
 
-describe("the pinned root descriptor", () => {
+describeNeeding(LINUX_PROCFS, "the pinned root descriptor", () => {
   it("is held while the tools live and closed once they are collected", async () => {
     const gc = collector();
     let tools: unknown = createVerifiedWorkspaceTools(box.root);

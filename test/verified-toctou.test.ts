@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { SWAP_SCENARIOS, type SwapScenario } from "../fixtures/swap-scenarios.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import type { Tool } from "../src/tool.js";
@@ -6,6 +6,7 @@ import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js"
 import type { WorkspaceToolsOptions } from "../src/workspace-tools.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
 import { swapAfterCheck } from "./support/check-hooks.js";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { raceTools } from "./support/race.js";
 
 let box: Sandbox;
@@ -31,7 +32,7 @@ async function runWithSwap(sandbox: Sandbox, makeTools: ToolSet, scenario: SwapS
   return { result, swapped: hook.swapped() };
 }
 
-describe("a swap injected right after the path check", () => {
+describeNeeding(LINUX_PROCFS, "a swap injected right after the path check", () => {
   // The control proves the harness can see an escape: the same swap beats the chapter's tools every
   // time. It runs in a sandbox of its own, since escaping is what it shows; the shared one stays clean.
   it.each(SWAP_SCENARIOS)("control: the chapter's tools escape: $label", async (scenario) => {
@@ -54,7 +55,7 @@ describe("a swap injected right after the path check", () => {
   });
 });
 
-describe("a real race against a racer thread flipping a directory and a symlink to outside", () => {
+describeNeeding(LINUX_PROCFS, "a real race against a racer thread flipping a directory and a symlink to outside", () => {
   it("lets no content out and leaves nothing outside", async () => {
     const [read, write] = createVerifiedWorkspaceTools(box.root) as [Tool, Tool];
     const reading = await raceTools(box, { read }, RACE_PHASE_MS);
