@@ -1,11 +1,13 @@
-import { link, mkdir, readFile, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { constants } from "node:fs";
+import { link, mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
 import { SECRET, type Sandbox } from "../src/audit/sandbox.js";
 import { descriptorsOn } from "./support/descriptors.js";
-import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
+import { LINUX_PROCFS, POSIX_FIFO, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
@@ -84,6 +86,24 @@ describeNeeding(LINUX_PROCFS, "read and write close every file they open", () =>
     await expect(call()).resolves.toEqual(answer);
     expect(await descriptorsOn(join(box.root, "a.txt"))).toBe(0);
     expect(await descriptorsOn(join(box.root, "dir"))).toBe(0);
+  });
+});
+
+describeNeeding(POSIX_FIFO, "write and a FIFO that somebody reads", () => {
+  // Opening succeeds here (a FIFO with no reader fails at open, see the bad-input table), so only
+  // the type check after the open stands between the content and whoever reads the pipe.
+  it("refuses it after the open, and nothing reaches the reader", async () => {
+    const fifo = join(box.root, "pipe");
+    execFileSync("mkfifo", [fifo]);
+    const reader = await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      await expect(write.execute({ path: "pipe", content: "for the reader" })).resolves.toEqual({ content: "write: not a regular file", isError: true });
+      // The tool closed its end, so a read answers end-of-file now, or the bytes it had written.
+      const { bytesRead } = await reader.read(Buffer.alloc(64), 0, 64, null);
+      expect(bytesRead).toBe(0);
+    } finally {
+      await reader.close();
+    }
   });
 });
 
