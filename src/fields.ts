@@ -25,7 +25,7 @@ export function stringField(input: unknown, field: string): string | undefined {
     value = object !== undefined && Object.hasOwn(object, field) ? object[field] : undefined;
   } catch {
     // Only in-process code (an approval hook's substitute) can hand over such an input; JSON cannot.
-    return undefined;
+    // `value` stays undefined, which is not a string.
   }
   return typeof value === "string" ? value : undefined;
 }

@@ -25,6 +25,7 @@ import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import type { Tool, ToolResult } from "../src/tool.js";
 import { type FsApi, workspacePath } from "../src/workspace-path.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { POSIX_FIFO, POSIX_SHELL, type PlatformNeed } from "./support/platform.js";
 
 /** Far above any honest answer here (the slowest rows wait for a 200 ms bash timeout); only a hang reaches it. */
 const HANG_DEADLINE_MS = 5_000;
@@ -40,6 +41,8 @@ describe("bad-input table: each tool, called directly and through the agent loop
         const sandbox = sharedSandbox();
         for (const row of rows) {
           it(row.label, async (context) => {
+            const need = platformNeed(row);
+            if (need.missing) context.skip(need.reason);
             await inEmptyWorkspace(sandbox(), row.setup ?? [], context.skip, async (box) => {
               const shell = row.bash?.shell;
               const answer = await withShell(typeof shell === "string" ? placeholders(shell, box) : shell, () => callTool(box, row, via));
@@ -111,6 +114,12 @@ describe("workspacePath refuses a NUL byte itself", () => {
 // ---------------------------------------------------------------------------------------------------
 
 type Via = "execute" | "agent loop";
+
+/** What the row needs from the platform: every bash row a POSIX shell, some rows Linux itself. */
+function platformNeed(row: ToolRow): PlatformNeed {
+  if (row.linuxOnly !== undefined) return { missing: process.platform !== "linux", reason: `Linux only: ${row.linuxOnly}` };
+  return row.tool === "bash" ? POSIX_SHELL : { missing: false, reason: "" };
+}
 
 async function callTool(box: Sandbox, row: ToolRow, via: Via): Promise<ToolResult> {
   const tools = createWorkspaceTools(box.root, { bash: { ...TABLE_BASH_LIMITS, ...row.bash?.limits } });
@@ -239,7 +248,10 @@ async function inEmptyWorkspace(
 async function build(box: Sandbox, step: SetupStep, skip: (note?: string) => never): Promise<void> {
   if ("dir" in step) await mkdir(join(box.root, step.dir), { recursive: true });
   else if ("symlink" in step) await symlink(placeholders(step.to, box), join(box.root, step.symlink));
-  else if ("fifo" in step) execFileSync("mkfifo", [join(box.root, step.fifo)]);
+  else if ("fifo" in step) {
+    if (POSIX_FIFO.missing) skip(POSIX_FIFO.reason);
+    execFileSync("mkfifo", [join(box.root, step.fifo)]);
+  }
   else if ("device" in step) {
     try {
       execFileSync("mknod", [join(box.root, step.device), "c", "1", "3"], { stdio: "pipe" });

@@ -7,10 +7,11 @@
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 const WAIT_LIMIT_MS = 5_000;
 
@@ -32,10 +33,15 @@ afterEach(async () => {
   await box.dispose();
 });
 
-describe("bash cancellation stops the shell, not its background processes (known limit)", () => {
-  it("a background process that keeps stdout open: the tool stops reading at the timeout and says so", async () => {
+describeNeeding(LINUX_PROCFS, "bash cancellation stops the shell, not its background processes (known limit)", () => {
+  // Either stream alone is enough to keep the tool waiting, so each is held on its own too.
+  it.each([
+    ["stdout and stderr", ""],
+    ["only stdout", " 2>/dev/null"],
+    ["only stderr", " >/dev/null"],
+  ])("a background process that keeps %s open: the tool stops reading at the timeout and says so", async (_streams, redirect) => {
     const bash = bashTimingOutAfter(500);
-    const result = await bash.execute({ command: "sh -c 'echo $$ > holder.pid; exec sleep 5' & echo started" });
+    const result = await bash.execute({ command: `sh -c 'echo $$ > holder.pid; exec sleep 5'${redirect} & echo started` });
     const holder = await pidFrom(join(box.root, "holder.pid"));
     expect(result).toEqual({
       content:

@@ -1,10 +1,12 @@
-import { access } from "node:fs/promises";
+import { access, lstat, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/audit/sandbox.js";
+import { POSIX_SHELL, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/tool.js";
 import { bashLimits } from "../src/tools/bash.js";
+import type { FsApi } from "../src/workspace-path.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
 
 let box: Sandbox;
@@ -19,12 +21,34 @@ beforeEach(async () => {
 
 // Commands that must be killed end in `exec sleep`, so the shell's pid is the sleeper's and the kill
 // leaves no orphan behind (see test/bash-cancellation.test.ts for what a kill does not reach).
-describe("bash", () => {
+describeNeeding(POSIX_SHELL, "bash", () => {
   it("runs in the real workspace root, even when the root is given through a symlink", async () => {
     const { symlink } = await import("node:fs/promises");
     await symlink(box.root, join(box.root, "alias"));
     const viaAlias = createWorkspaceTools(join(box.root, "alias"))[2] as Tool;
     await expect(viaAlias.execute({ command: "pwd -P; pwd" })).resolves.toEqual({ content: `${box.root}\n${box.root}\n` });
+  });
+
+  it("runs nothing once the workspace root is gone, and says the root is missing", async () => {
+    await expect(bash.execute({ command: "pwd" })).resolves.toEqual({ content: `${box.root}\n` });
+    // What `rm -rf "$PWD"` run through bash itself would leave behind.
+    await rm(box.root, { recursive: true });
+    try {
+      await expect(bash.execute({ command: "echo ran > ../ran.txt" })).resolves.toEqual({
+        content: `bash: ENOENT: no such file or directory, realpath '${box.root}'`,
+        isError: true,
+      });
+      await expect(access(join(box.root, "..", "ran.txt"))).rejects.toMatchObject({ code: "ENOENT" });
+    } finally {
+      await mkdir(box.root);
+    }
+  });
+
+  it("reports a path check that fails with EACCES as itself, not as a shell that cannot run", async () => {
+    const deniedRoot = Object.assign(new Error(`EACCES: permission denied, realpath '${box.root}'`), { code: "EACCES" });
+    const fsApi = { lstat, realpath: async () => Promise.reject(deniedRoot) } as unknown as FsApi;
+    const checked = createWorkspaceTools(box.root, { fsApi })[2] as Tool;
+    await expect(checked.execute({ command: "pwd" })).resolves.toEqual({ content: `bash: EACCES: permission denied, realpath '${box.root}'`, isError: true });
   });
 
   it("returns stdout then stderr", async () => {

@@ -42,7 +42,26 @@ describe("stringField (gate 2)", () => {
     ["a String object", { path: new String("a") }, undefined],
     ["input that is an array with the field as a property", Object.assign(["x"], { path: "a" }), undefined],
     ["input that is null", null, undefined],
-  ])("for %s answers %j", (_label, input, expected) => {
+    ["a field only inherited from the prototype, which is not the caller's input", Object.create({ path: "a.txt" }), undefined],
+    ["an object without a prototype, which is valid input", Object.assign(Object.create(null), { path: "a.txt" }), "a.txt"],
+    ["a getter that throws", throwingGetter(), undefined],
+    ["a revoked proxy, which throws on every look", revokedProxy(), undefined],
+  ])("for %s", (_label, input, expected) => {
     expect(stringField(input, "path")).toBe(expected);
   });
 });
+
+function revokedProxy(): object {
+  const { proxy, revoke } = Proxy.revocable({ path: "a.txt" }, {});
+  revoke();
+  return proxy;
+}
+
+function throwingGetter(): object {
+  return Object.defineProperty({}, "path", {
+    enumerable: true,
+    get() {
+      throw new Error("getter exploded");
+    },
+  });
+}

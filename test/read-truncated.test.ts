@@ -1,4 +1,4 @@
-import { mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
+import { type FileHandle, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -161,6 +161,33 @@ describe("fileChunks: reading through a file handle", () => {
   it.each([0, -1, 1.5, Number.NaN])("refuses a chunk size of %s, which could never make progress", async (size) => {
     const path = join(dir, "any.txt");
     await writeFile(path, "x");
-    await expect(readThroughHandle(path, 1, size)).rejects.toThrow(RangeError);
+    await expect(readThroughHandle(path, 1, size)).rejects.toThrow(new RangeError(`chunkBytes must be a positive integer, got ${size}`));
+  });
+
+  // Memory stays bounded by the chunk size, a small file costs no more than its size, and a file
+  // read to the size stat reported takes no extra read to confirm its end.
+  it.each([
+    ["a file smaller than a chunk: one buffer of its size, one read", 10, 10, 64, [[10, 10]]],
+    ["a file of several chunks: a chunk-sized buffer, the last read only what is left", 10, 10, 3, [[3, 3], [3, 3], [3, 3], [3, 1]]],
+    ["a file larger than stat said (it grew): no read past the stat size", 10, 4, 3, [[3, 3], [3, 1]]],
+    ["stat size 0, as /proc reports: chunk-sized reads until one returns nothing", 5, 0, 3, [[3, 3], [3, 3], [3, 3]]],
+  ])("reads %s", async (_label, fileSize, statSize, chunkBytes, expectedReads) => {
+    const path = join(dir, "counted.txt");
+    await writeFile(path, "x".repeat(fileSize));
+    const handle = await open(path, "r");
+    try {
+      const reads: [bufferLength: number, wanted: number][] = [];
+      const counting = {
+        read: (buffer: Buffer, offset: number, length: number, position: null) => {
+          reads.push([buffer.length, length]);
+          return handle.read(buffer, offset, length, position);
+        },
+      } as unknown as FileHandle;
+      const text = await readTruncated(fileChunks(counting, statSize, chunkBytes));
+      expect(text).toBe("x".repeat(statSize === 0 ? fileSize : Math.min(fileSize, statSize)));
+      expect(reads).toEqual(expectedReads);
+    } finally {
+      await handle.close();
+    }
   });
 });

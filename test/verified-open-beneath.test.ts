@@ -7,6 +7,7 @@ import { withMkdirTrap } from "../src/toctou/fs-trap.js";
 import { openBeneath } from "../src/verified/open-beneath.js";
 import { pinRoot } from "../src/verified/pinned-root.js";
 import { reword, throughDescriptor } from "../src/verified/proc-fd.js";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 let box: Sandbox;
 const sandbox = useSandbox();
@@ -26,7 +27,7 @@ async function exists(path: string): Promise<boolean> {
 // The walk verifies every descriptor against the root's real path as the tool last read it. Pinning
 // the workspace's parent while declaring `ws` the root reproduces, without a race, what a lost rename race
 // looks like: descriptors that are fine for the walk but report a path outside the declared root.
-describe("openBeneath when a descriptor reports a path outside the root", () => {
+describeNeeding(LINUX_PROCFS, "openBeneath when a descriptor reports a path outside the root", () => {
   it("refuses a file it created and removes it again", async () => {
     const base = pinRoot(dirname(box.root));
     await expect(openBeneath(base, box.root, "planted.txt", "write", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");

@@ -7,6 +7,7 @@ import { unverifiedNotice } from "../src/verified/best-effort.js";
 import { procfsProblem } from "../src/verified/procfs.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { LINUX_PROCFS, POSIX_SHELL, itNeeding } from "./support/platform.js";
 
 // Platforms without procfs are simulated by replacing statfsSync/readlinkSync of node:fs for this file
 // only: the production code has no switch that only tests would use.
@@ -40,7 +41,7 @@ afterEach(async () => {
 });
 
 describe("procfsProblem", () => {
-  it("finds nothing wrong on this Linux host", () => {
+  itNeeding(LINUX_PROCFS, "finds nothing wrong on this Linux host", () => {
     expect(procfsProblem()).toBeUndefined();
   });
 
@@ -68,7 +69,7 @@ describe("createVerifiedWorkspaceTools without procfs", () => {
     );
   });
 
-  it("with bestEffort, gives the chapter's tools and marks every result unverified, errors included", async () => {
+  itNeeding(POSIX_SHELL, "with bestEffort, gives the chapter's tools and marks every result unverified, errors included", async () => {
     platform.statfs = noProc;
     const tools = createVerifiedWorkspaceTools(box.root, { bestEffort: true });
     expect(tools.map((tool) => tool.spec)).toEqual(createWorkspaceTools(box.root).map((tool) => tool.spec));

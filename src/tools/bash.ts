@@ -73,19 +73,26 @@ export function bashTool(boundary: Boundary, limits: BashLimits = DEFAULT_BASH_L
       if (command === undefined) return { content: INVALID_BASH_INPUT, isError: true };
       if (command.includes("\0")) return failure(new Error("command must not contain NUL bytes"), "bash");
       const shell = process.env.SHELL ?? "/bin/sh";
+      let cwd: string;
       try {
         // The chapter's way to the real root: the boundary applied to "." itself.
-        const cwd = await boundary(".", false);
-        // Checked after the last await before the spawn: execFile given an aborted signal still
-        // spawns the command and only kills it a tick later, by which time it may have run.
-        if (signal?.aborted === true) return failure(new Error(ABORTED_BEFORE_START), "bash");
+        // Stryker disable next-line StringLiteral: resolve(root, "") is resolve(root, "."), the root itself
+        cwd = await boundary(".", false);
+      } catch (error) {
+        // Reported as it is: the exec rules below would read the root's ENOENT as a missing shell.
+        return failure(error, "bash");
+      }
+      // Checked after the last await before the spawn: execFile given an aborted signal still
+      // spawns the command and only kills it a tick later, by which time it may have run.
+      if (signal?.aborted === true) return failure(new Error(ABORTED_BEFORE_START), "bash");
+      try {
         const { stdout, stderr, readingCut } = await runShell(shell, command, {
           cwd,
           timeout: limits.timeoutMs,
           maxBuffer: limits.maxBuffer,
           killSignal: KILL_SIGNAL,
           encoding: "utf8",
-          ...(signal === undefined ? {} : { signal }),
+          signal,
         });
         if (readingCut) return failure(withOutput(heldOpenRule(limits), stdout, stderr, limits), "bash");
         return { content: truncateHead(`${stdout}${stderr}`, limits.maxOutputChars) };

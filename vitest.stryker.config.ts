@@ -1,0 +1,45 @@
+// The test run Stryker uses for each mutant. Stryker stops at the first failing test (bail), so the
+// order of the test files decides how long a killed mutant costs: focused, fast files go first, and
+// the broad, slow ones (the bad-input table, the property audit) only run for mutants the others
+// miss. Vitest's own order is the opposite (slowest first, from a timing cache), which suits a full
+// run on many workers, not a search for the first failure on one.
+import { basename } from "node:path";
+import { defineConfig, mergeConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+import base from "./vitest.config.js";
+
+const CHEAPEST_FIRST = [
+  "fields",
+  "failure",
+  "tool-specs",
+  "truncate",
+  "read-truncated",
+  "workspace-path",
+  "agent",
+  "read-write",
+  "tool-path",
+  "bash",
+  "bash-cancellation",
+  "verified-platform",
+  "verified-pin",
+  "verified-open-beneath",
+  "verified-tools",
+  "verified-toctou",
+  "toctou",
+  "bad-input",
+  "audit",
+];
+
+function rank(file: string): number {
+  const index = CHEAPEST_FIRST.indexOf(basename(file, ".test.ts"));
+  // A test file not listed yet runs before the two slowest, so it is neither skipped nor last.
+  return index === -1 ? CHEAPEST_FIRST.length - 2.5 : index;
+}
+
+class CheapestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    return [...files].sort((a, b) => rank(a.moduleId) - rank(b.moduleId));
+  }
+}
+
+export default mergeConfig(base, defineConfig({ test: { sequence: { sequencer: CheapestFirst } } }));
