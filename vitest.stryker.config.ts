@@ -17,6 +17,7 @@ const CHEAPEST_FIRST = [
   "workspace-path",
   "agent",
   "read-write",
+  "descriptor-leaks",
   "tool-path",
   "bash",
   "bash-cancellation",

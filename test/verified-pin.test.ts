@@ -1,8 +1,9 @@
-import { readdir, readlink } from "node:fs/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, expect, it } from "vitest";
 import { type Sandbox } from "../src/audit/sandbox.js";
+import { descriptorsOn } from "./support/descriptors.js";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 
@@ -12,15 +13,6 @@ beforeEach(async () => {
   box = sandbox.current;
 });
 
-async function descriptorsOn(path: string): Promise<number> {
-  let count = 0;
-  for (const fd of await readdir("/proc/self/fd")) {
-    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
-    if (target === path) count += 1;
-  }
-  return count;
-}
-
 // The V8 way to reach the collector from inside a running process, since vitest's workers do not
 // start with --expose-gc.
 function collector(): () => void {
@@ -28,7 +20,7 @@ function collector(): () => void {
   return runInNewContext("gc") as () => void;
 }
 
-describe("the pinned root descriptor", () => {
+describeNeeding(LINUX_PROCFS, "the pinned root descriptor", () => {
   it("is held while the tools live and closed once they are collected", async () => {
     const gc = collector();
     let tools: unknown = createVerifiedWorkspaceTools(box.root);
