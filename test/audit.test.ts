@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { PROPERTIES } from "../src/audit/properties/index.js";
 import type { JsonReport } from "../src/audit/report.js";
 import { runProperty } from "../src/audit/run.js";
@@ -50,7 +51,7 @@ describe("the audit on the reference implementation", () => {
   );
 });
 
-describe("the audit on the verified tools (src/verified/contract.ts)", () => {
+describeNeeding(LINUX_PROCFS, "the audit on the verified tools (src/verified/contract.ts)", () => {
   it("passes every guarantee, and closes the hardlink limit the chapter's tools fail", async () => {
     const json = join(scratch, "verified.json");
     const { code, stdout } = await cli("audit", "src/verified/contract.ts", "--runs", "20", "--seed", String(seed), "--json", json);

@@ -4,6 +4,7 @@
 import { constants, link, open, readFile, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { POSIX_FIFO, POSIX_SHELL, describeNeeding } from "./support/platform.js";
 import { runAgent, scriptedProvider } from "../src/agent.js";
 import { approveAll } from "../src/approval.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
@@ -67,7 +68,7 @@ describe("hardlinks pass every path check", () => {
 describe("with the canaries unchanged", () => {
   const sandbox = useSandbox();
 
-  describe("bash is not confined by any path gate", () => {
+  describeNeeding(POSIX_SHELL, "bash is not confined by any path gate", () => {
     const cases = [
       {
         label: "cat of the outside secret by its absolute path",
@@ -100,7 +101,7 @@ describe("with the canaries unchanged", () => {
 
   // The attacker of the threat model: bash, approved, makes a link to outside, then the model asks
   // read and write to go through it. Run through the agent loop, as a model would drive it.
-  describe("a symlink bash creates does not let read or write escape", () => {
+  describeNeeding(POSIX_SHELL, "a symlink bash creates does not let read or write escape", () => {
     const cases = [
       { label: "a relative link to an outside file", target: () => "../outside/secret.txt", readPath: "link", writePath: "link" },
       { label: "an absolute link to an outside file", target: (box: Sandbox) => join(box.outside, "secret.txt"), readPath: "link", writePath: "link" },
@@ -131,7 +132,7 @@ describe("with the canaries unchanged", () => {
     });
   });
 
-  describe("a FIFO in the workspace", () => {
+  describeNeeding(POSIX_FIFO, "a FIFO in the workspace", () => {
     // How long a call that should answer at once may take before the test calls it blocked. Generous,
     // for a loaded machine: a call that answers never waits for it.
     const ANSWER_PATIENCE_MS = 5_000;

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, readdir, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import { type CliIo, UsageError } from "../src/cli-command.js";
 import { isInside } from "../src/is-inside.js";
@@ -95,7 +96,7 @@ describe("toctou --mode deterministic: the limit the chapter admits", () => {
   });
 });
 
-describe("toctou --mode deterministic --tools verified: the same swap against the verified tools", () => {
+describeNeeding(LINUX_PROCFS, "toctou --mode deterministic --tools verified: the same swap against the verified tools", () => {
   it("springs the trap on the chapter's check they run first, and both stay contained with nothing outside", async () => {
     const { code, stdout, stderr, report } = await runWithReport<DeterministicReport>(["--mode", "deterministic", "--tools", "verified"]);
     const [read, write] = report.scenarios;

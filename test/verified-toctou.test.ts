@@ -1,4 +1,5 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, expect, it } from "vitest";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { SWAP_SCENARIOS, type SwapScenario, afterTheCheck } from "../fixtures/swap-scenarios.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
@@ -34,7 +35,7 @@ async function runWithSwap(sandbox: Sandbox, makeTools: (root: string) => Tool[]
   return { result, swapped };
 }
 
-describe("a swap injected right after the path check", () => {
+describeNeeding(LINUX_PROCFS, "a swap injected right after the path check", () => {
   // The control proves the harness can see an escape: the same swap beats the chapter's tools every
   // time. It runs in a sandbox of its own, since escaping is what it shows; the shared one stays clean.
   it.each(SWAP_SCENARIOS)("control: the chapter's tools escape: $label", async (scenario) => {
@@ -57,7 +58,7 @@ describe("a swap injected right after the path check", () => {
   });
 });
 
-describe("a real race against a racer thread flipping a directory and a symlink to outside", () => {
+describeNeeding(LINUX_PROCFS, "a real race against a racer thread flipping a directory and a symlink to outside", () => {
   it("lets no content out and leaves nothing outside", async () => {
     const tools = attackedTools(TOOL_SETS.get("verified")?.(box.root) ?? []);
     const report = await runRace({

@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { link, mkdir, readFile, readdir, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, expect, it } from "vitest";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
 import { SECRET, type Sandbox } from "../src/audit/sandbox.js";
@@ -20,7 +21,7 @@ beforeEach(async () => {
   [read, write] = createVerifiedWorkspaceTools(box.root) as [Tool, Tool, Tool];
 });
 
-describe("the chapter's contract", () => {
+describeNeeding(LINUX_PROCFS, "the chapter's contract", () => {
   it("has the chapter's specs, in the chapter's order", () => {
     const tools = createVerifiedWorkspaceTools(box.root);
     expect(tools.map((tool) => tool.spec)).toEqual(createWorkspaceTools(box.root).map((tool) => tool.spec));
@@ -67,7 +68,7 @@ describe("the chapter's contract", () => {
   });
 });
 
-describe("everything the chapter refuses is refused", () => {
+describeNeeding(LINUX_PROCFS, "everything the chapter refuses is refused", () => {
   it.each(READ_ESCAPES)("read $label", async ({ path }) => {
     await plantEscapeLinks(box);
     const result = await read.execute({ path: path(box) });
@@ -82,7 +83,7 @@ describe("everything the chapter refuses is refused", () => {
 
 // With a check that approves everything, the chapter's tools escape on every row; the verified tools
 // must still refuse them all, because the walk from the root descriptor trusts no earlier answer.
-describe("the descriptor walk alone holds the boundary", () => {
+describeNeeding(LINUX_PROCFS, "the descriptor walk alone holds the boundary", () => {
   it("control: the chapter's read escapes when its check approves everything", async () => {
     await plantEscapeLinks(box);
     const [chapterRead] = createWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
@@ -124,7 +125,7 @@ describe("the descriptor walk alone holds the boundary", () => {
   });
 });
 
-describe("legitimate paths still work", () => {
+describeNeeding(LINUX_PROCFS, "legitimate paths still work", () => {
   it.each(INSIDE_WRITES)("write $label", async ({ path, lands, setup }) => {
     await setup?.(box);
     await expect(write.execute({ path, content: "in" })).resolves.toEqual({ content: `wrote 2 bytes to ${path}` });
@@ -166,7 +167,7 @@ describe("legitimate paths still work", () => {
 // A decided divergence from the chapter, which admits nothing the chapter refuses: a symlink whose
 // target climbs above the root and comes back is refused, as Go's os.Root refuses it, because
 // following it would mean looking up names in directories outside.
-describe("stricter than the chapter, by decision", () => {
+describeNeeding(LINUX_PROCFS, "stricter than the chapter, by decision", () => {
   it("refuses a file symlink whose target climbs above the root and comes back", async () => {
     await writeFile(join(box.root, "x.txt"), "inside");
     await symlink("../ws/x.txt", join(box.root, "back"));
@@ -183,7 +184,7 @@ describe("stricter than the chapter, by decision", () => {
   });
 });
 
-describe("only regular files, and never a blocked call", () => {
+describeNeeding(LINUX_PROCFS, "only regular files, and never a blocked call", () => {
   it("refuses to read a directory, a FIFO or the root", async () => {
     await mkdir(join(box.root, "dir"));
     execFileSync("mkfifo", [join(box.root, "pipe")]);
@@ -199,7 +200,7 @@ describe("only regular files, and never a blocked call", () => {
   });
 });
 
-describe("hardlink policy", () => {
+describeNeeding(LINUX_PROCFS, "hardlink policy", () => {
   it("refuses by default to read a file with another link, which may be outside", async () => {
     await link(join(box.outside, "secret.txt"), join(box.root, "k"));
     const result = await read.execute({ path: "k" });
@@ -225,7 +226,7 @@ describe("hardlink policy", () => {
   });
 });
 
-describe("the root is pinned at construction", () => {
+describeNeeding(LINUX_PROCFS, "the root is pinned at construction", () => {
   it("stays the directory it was when the path given for it is re-pointed", async () => {
     const alias = join(box.scratch, "alias");
     await symlink(box.root, alias);
