@@ -1,17 +1,54 @@
 // @ts-check
-/** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
-export default {
+// Mutation testing, in two runs with one set of options. This file is the run over the gate code, the
+// chapter's tool layer, which must score 100 % (scripts/mutation-score.ts); stryker.rest.config.mjs is
+// the run over everything else. Static mutants (code that runs once, when a module loads: the tool
+// specs, the default limits, the messages) are tested here like any other, each against the whole
+// suite, because a gate's constants are part of the gate.
+//
+// Incremental: the results of the last run are committed under fixtures/mutation/, so a run on a fresh
+// clone tests again only the mutants whose code or covering tests changed since (`--force` tests all).
+
+/** The chapter's tool layer: the four gates, the tools that apply them, failure and approval. */
+export const GATE_FILES = [
+  "src/schema.ts",
+  "src/fields.ts",
+  "src/workspace-path.ts",
+  "src/is-inside.ts",
+  "src/truncate.ts",
+  "src/read-truncated.ts",
+  "src/failure.ts",
+  "src/approval.ts",
+  "src/tools/read.ts",
+  "src/tools/write.ts",
+  "src/tools/bash.ts",
+  "src/workspace-tools.ts",
+];
+
+/** The options both runs share; each adds what it mutates and where its results go. */
+export const SHARED = /** @type {const} */ ({
   testRunner: "vitest",
   vitest: { configFile: "vitest.stryker.config.ts" },
   coverageAnalysis: "perTest",
   checkers: ["typescript"],
   tsconfigFile: "tsconfig.json",
-  mutate: ["src/**/*.ts"],
   reporters: ["html", "json", "clear-text", "progress"],
-  htmlReporter: { fileName: "reports/mutation/index.html" },
-  jsonReporter: { fileName: "reports/mutation/mutation.json" },
   concurrency: 2,
   tempDirName: ".stryker-tmp",
   incremental: true,
-  incrementalFile: "reports/stryker-incremental.json",
-};
+});
+
+/**
+ * @param {string} part
+ * @returns {import("@stryker-mutator/api/core").PartialStrykerOptions}
+ */
+export function part(part) {
+  return {
+    ...SHARED,
+    htmlReporter: { fileName: `reports/mutation/${part}/index.html` },
+    jsonReporter: { fileName: `reports/mutation/${part}/mutation.json` },
+    incrementalFile: `fixtures/mutation/${part}.incremental.json`,
+  };
+}
+
+/** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
+export default { ...part("gates"), mutate: GATE_FILES };
