@@ -7,7 +7,8 @@ import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { PROPERTIES } from "../src/audit/properties/index.js";
 import { runProperty } from "../src/audit/run.js";
 import { loadTarget } from "../src/audit/target.js";
-import { KILL_BUDGET, KILL_MATRIX_FILE, type KillMatrix, replaceReadmeMatrix } from "./kill-matrix-table.js";
+import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "./kill-matrix-table.js";
+import { replaceSection } from "./readme-section.js";
 
 const SEED = 1;
 const RUNS = 100;
@@ -36,5 +37,5 @@ for (const variant of VULNERABLE_VARIANTS) {
   process.stdout.write(`${variant.module}: ${failed.join(", ") || "NOT CAUGHT"}\n`);
 }
 await writeFile(KILL_MATRIX_FILE, `${JSON.stringify(matrix, null, 2)}\n`);
-await writeFile("README.md", replaceReadmeMatrix(await readFile("README.md", "utf8"), matrix));
+await writeFile("README.md", replaceSection(await readFile("README.md", "utf8"), KILL_MATRIX_SECTION, renderKillMatrix(matrix)));
 process.stdout.write(`wrote ${KILL_MATRIX_FILE} and the README matrix\n`);

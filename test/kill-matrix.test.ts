@@ -6,7 +6,8 @@ import { fork } from "../fixtures/vulnerable/fork.js";
 import { PROPERTIES } from "../src/audit/properties/index.js";
 import { runProperty } from "../src/audit/run.js";
 import { loadTarget, targetFromModule } from "../src/audit/target.js";
-import { KILL_BUDGET, KILL_MATRIX_FILE, type KillMatrix, readmeMatrixSection, renderKillMatrix } from "../scripts/kill-matrix-table.js";
+import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "../scripts/kill-matrix-table.js";
+import { readSection, wrapSection } from "../scripts/readme-section.js";
 
 // A fixed seed keeps the matrix the same on every run (FC_SEED overrides it to explore). Each variant
 // is run until its first failure, without shrinking: a kill needs one counterexample, not the smallest.
@@ -48,6 +49,6 @@ describe("the kill matrix", () => {
       const row = matrix.rows.find((candidate) => candidate.module === variant.module);
       expect(row?.failed, variant.module).toEqual(expect.arrayContaining([...variant.caughtBy]));
     }
-    expect(readmeMatrixSection(await readFile("README.md", "utf8"))).toBe(renderKillMatrix(matrix));
+    expect(readSection(await readFile("README.md", "utf8"), KILL_MATRIX_SECTION)).toBe(wrapSection(KILL_MATRIX_SECTION, renderKillMatrix(matrix)));
   });
 });
