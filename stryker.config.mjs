@@ -24,8 +24,14 @@ export const GATE_FILES = [
   "src/workspace-tools.ts",
 ];
 
-/** The options both runs share; each adds what it mutates and where its results go. */
-export const SHARED = /** @type {const} */ ({
+/** Every gate file must score this; Stryker's break sees the run as a whole, so any survivor fails it. */
+export const GATE_BAR = 100;
+
+/**
+ * The options both runs share; each adds what it mutates and where its results go.
+ * @type {import("@stryker-mutator/api/core").PartialStrykerOptions}
+ */
+const SHARED = {
   testRunner: "vitest",
   vitest: { configFile: "vitest.stryker.config.ts" },
   coverageAnalysis: "perTest",
@@ -35,15 +41,17 @@ export const SHARED = /** @type {const} */ ({
   concurrency: 2,
   tempDirName: ".stryker-tmp",
   incremental: true,
-});
+};
 
 /**
  * @param {string} part
+ * @param {number} bar the score below which the run fails (`npm run mutate` exits 1)
  * @returns {import("@stryker-mutator/api/core").PartialStrykerOptions}
  */
-export function part(part) {
+export function part(part, bar) {
   return {
     ...SHARED,
+    thresholds: { high: 100, low: bar, break: bar },
     htmlReporter: { fileName: `reports/mutation/${part}/index.html` },
     jsonReporter: { fileName: `reports/mutation/${part}/mutation.json` },
     incrementalFile: `fixtures/mutation/${part}.incremental.json`,
@@ -51,4 +59,4 @@ export function part(part) {
 }
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
-export default { ...part("gates"), mutate: GATE_FILES };
+export default { ...part("gates", GATE_BAR), mutate: GATE_FILES };
