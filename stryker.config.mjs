@@ -44,17 +44,18 @@ const SHARED = {
 };
 
 /**
- * @param {string} part
+ * @param {string} name the run's name: its reports go to reports/mutation/NAME/, its results to
+ *   fixtures/mutation/NAME.incremental.json
  * @param {number} bar the score below which the run fails (`npm run mutate` exits 1)
  * @returns {import("@stryker-mutator/api/core").PartialStrykerOptions}
  */
-export function part(part, bar) {
+export function part(name, bar) {
   return {
     ...SHARED,
     thresholds: { high: 100, low: bar, break: bar },
-    htmlReporter: { fileName: `reports/mutation/${part}/index.html` },
-    jsonReporter: { fileName: `reports/mutation/${part}/mutation.json` },
-    incrementalFile: `fixtures/mutation/${part}.incremental.json`,
+    htmlReporter: { fileName: `reports/mutation/${name}/index.html` },
+    jsonReporter: { fileName: `reports/mutation/${name}/mutation.json` },
+    incrementalFile: `fixtures/mutation/${name}.incremental.json`,
   };
 }
 
