@@ -17,11 +17,15 @@
  * or crash the run.
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { GATE_BAR, GATE_FILES } from "../stryker.config.mjs";
-import { REST_BAR } from "../stryker.rest.config.mjs";
+import gateRun, { GATE_BAR, GATE_FILES } from "../stryker.config.mjs";
+import restRun, { REST_BAR } from "../stryker.rest.config.mjs";
 import { type ReadmeSection, replaceSection } from "./readme-section.js";
 
-export const RESULTS_FILES: readonly string[] = ["fixtures/mutation/gates.incremental.json", "fixtures/mutation/rest.incremental.json"];
+/** Where each run keeps its results: read from the runs' own configs, so the two cannot drift apart. */
+export const RESULTS_FILES: readonly string[] = [gateRun, restRun].map(({ incrementalFile }) => {
+  if (incrementalFile === undefined) throw new Error("a Stryker config without incrementalFile: its results are not kept");
+  return incrementalFile;
+});
 
 export const MUTATION_SECTION: ReadmeSection = { name: "mutation-score", command: "npm run mutate:check -- --readme" };
 
