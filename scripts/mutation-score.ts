@@ -84,6 +84,8 @@ export function score({ detected, undetected }: Tally): number | undefined {
 }
 
 export interface Verdict {
+  /** The bar the rest was judged against. */
+  restBar: number;
   rows: { file: string; gate: boolean; tally: Tally; score: number | undefined }[];
   rest: Tally;
   failures: string[];
@@ -108,7 +110,7 @@ export function judge(report: MutationReport, gates: readonly string[] = GATE_FI
   const rest = rows.filter((row) => !row.gate).reduce((sum, row) => add(sum, row.tally), tally([]));
   const restScore = score(rest);
   if (restScore !== undefined && restScore < restBar) failures.push(`the rest together: ${formatScore(restScore)} (must score at least ${restBar} %)`);
-  return { rows, rest, failures };
+  return { restBar, rows, rest, failures };
 }
 
 export function formatScore(value: number | undefined): string {
@@ -126,7 +128,7 @@ function groups(verdict: Verdict): { heading: string; rows: string[][] }[] {
   const files = (gate: boolean) => verdict.rows.filter((row) => row.gate === gate).map((row) => cells(row.file, row));
   return [
     { heading: `gate code (bar ${GATE_BAR} % per file)`, rows: files(true) },
-    { heading: `the rest (bar ${REST_BAR} % together)`, rows: [...files(false), cells("the rest together", { tally: verdict.rest, score: score(verdict.rest) })] },
+    { heading: `the rest (bar ${verdict.restBar} % together)`, rows: [...files(false), cells("the rest together", { tally: verdict.rest, score: score(verdict.rest) })] },
   ];
 }
 
