@@ -10,18 +10,18 @@
 
 /** The chapter's tool layer: the four gates, the tools that apply them, failure and approval. */
 export const GATE_FILES = [
-  "src/schema.ts",
-  "src/fields.ts",
-  "src/workspace-path.ts",
-  "src/is-inside.ts",
-  "src/truncate.ts",
-  "src/read-truncated.ts",
-  "src/failure.ts",
-  "src/approval.ts",
+  "src/gates/schema.ts",
+  "src/gates/fields.ts",
+  "src/gates/workspace-path.ts",
+  "src/gates/is-inside.ts",
+  "src/gates/truncate.ts",
+  "src/gates/read-truncated.ts",
+  "src/gates/failure.ts",
+  "src/agent/approval.ts",
   "src/tools/read.ts",
   "src/tools/write.ts",
   "src/tools/bash.ts",
-  "src/workspace-tools.ts",
+  "src/tools/workspace-tools.ts",
 ];
 
 /** Every gate file must score this; Stryker's break sees the run as a whole, so any survivor fails it. */

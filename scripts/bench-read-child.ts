@@ -10,8 +10,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readTool } from "../src/tools/read.js";
-import { workspaceBoundary } from "../src/workspace-path.js";
-import { truncateRead } from "../src/truncate.js";
+import { workspaceBoundary } from "../src/gates/workspace-path.js";
+import { truncateRead } from "../src/gates/truncate.js";
 
 export type ReadMode = "tool" | "readFile";
 

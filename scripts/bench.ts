@@ -15,12 +15,12 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import { PROPERTIES } from "../src/audit/properties/index.js";
-import { runProperty } from "../src/audit/run.js";
-import { referenceTarget } from "../src/audit/target.js";
-import type { Tool } from "../src/tool.js";
-import { workspaceBoundary, workspacePath } from "../src/workspace-path.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { runProperty } from "../src/kit/audit/run.js";
+import { referenceTarget } from "../src/kit/audit/target.js";
+import type { Tool } from "../src/gates/tool.js";
+import { workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import type { ReadChildReport, ReadMode } from "./bench-read-child.js";
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");

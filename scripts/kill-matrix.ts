@@ -4,9 +4,9 @@
 // commit both files.
 import { readFile, writeFile } from "node:fs/promises";
 import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
-import { PROPERTIES } from "../src/audit/properties/index.js";
-import { runProperty } from "../src/audit/run.js";
-import { loadTarget } from "../src/audit/target.js";
+import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { runProperty } from "../src/kit/audit/run.js";
+import { loadTarget } from "../src/kit/audit/target.js";
 import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "./kill-matrix-table.js";
 import { replaceSection } from "./readme-section.js";
 

@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type Message, runAgent, scriptedProvider } from "../src/agent.js";
-import { approveAll, denyBashByDefault } from "../src/approval.js";
-import { type Sandbox } from "../src/audit/sandbox.js";
+import { type Message, runAgent, scriptedProvider } from "../src/agent/agent.js";
+import { approveAll, denyBashByDefault } from "../src/agent/approval.js";
+import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
-import type { Tool } from "../src/tool.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import type { Tool } from "../src/gates/tool.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 
 let box: Sandbox;
 const sandbox = useSandbox();

@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
-import { PROPERTIES } from "../src/audit/properties/index.js";
-import type { JsonReport } from "../src/audit/report.js";
-import { runProperty } from "../src/audit/run.js";
-import { type AuditTarget, referenceTarget } from "../src/audit/target.js";
-import { main } from "../src/cli.js";
+import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import type { JsonReport } from "../src/kit/audit/report.js";
+import { runProperty } from "../src/kit/audit/run.js";
+import { type AuditTarget, referenceTarget } from "../src/kit/audit/target.js";
+import { main } from "../src/kit/cli.js";
 
 const seed = fc.readConfigureGlobal().seed ?? Math.floor(Math.random() * 0x7fffffff);
 
@@ -101,7 +101,7 @@ describe("workspace-gates audit, the command", () => {
 
   it("skips what a module does not export, and audits the rest", async () => {
     const module = join(scratch, "only-is-inside.mjs");
-    await writeFile(module, 'export { isInside } from "' + join(process.cwd(), "src/is-inside.ts") + '";\n');
+    await writeFile(module, 'export { isInside } from "' + join(process.cwd(), "src/gates/is-inside.ts") + '";\n');
     const json = join(scratch, "only.json");
     const { code } = await cli("audit", module, "--runs", "5", "--seed", "1", "--json", json);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;

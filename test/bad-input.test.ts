@@ -19,12 +19,12 @@ import {
   TOOL_ROWS,
   type ToolRow,
 } from "../fixtures/bad-input.js";
-import { runAgent, scriptedProvider } from "../src/agent.js";
-import { type BeforeToolCall, approveAll, denyBashByDefault } from "../src/approval.js";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
-import type { Tool, ToolResult } from "../src/tool.js";
-import { type FsApi, workspacePath } from "../src/workspace-path.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { runAgent, scriptedProvider } from "../src/agent/agent.js";
+import { type BeforeToolCall, approveAll, denyBashByDefault } from "../src/agent/approval.js";
+import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import type { Tool, ToolResult } from "../src/gates/tool.js";
+import { type FsApi, workspacePath } from "../src/gates/workspace-path.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { POSIX_FIFO, POSIX_SHELL, type PlatformNeed } from "./support/platform.js";
 
 /** Far above any honest answer here (the slowest rows wait for a 200 ms bash timeout); only a hang reaches it. */

@@ -8,9 +8,9 @@ import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
-import type { Tool } from "../src/tool.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import type { Tool } from "../src/gates/tool.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 const WAIT_LIMIT_MS = 5_000;

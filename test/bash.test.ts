@@ -1,13 +1,13 @@
 import { access, lstat, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox } from "../src/audit/sandbox.js";
+import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { POSIX_SHELL, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
-import type { Tool } from "../src/tool.js";
+import type { Tool } from "../src/gates/tool.js";
 import { bashLimits } from "../src/tools/bash.js";
-import type { FsApi } from "../src/workspace-path.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import type { FsApi } from "../src/gates/workspace-path.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 
 let box: Sandbox;
 let bash: Tool;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { failure } from "../src/failure.js";
+import { failure } from "../src/gates/failure.js";
 
 class BrokenToString {
   toString(): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { asObject, stringField } from "../src/fields.js";
-import { schema } from "../src/schema.js";
+import { asObject, stringField } from "../src/gates/fields.js";
+import { schema } from "../src/gates/schema.js";
 
 describe("schema (gate 1)", () => {
   it("builds a closed object schema with the required fields", () => {

@@ -12,10 +12,10 @@ import {
   type GoVerdict,
   type KitVerdict,
 } from "../fixtures/go-os-root-cases.js";
-import { type FsModel, scanModel } from "../src/audit/model-resolver.js";
-import { type Tree, materialize } from "../src/audit/tree.js";
-import type { Tool } from "../src/tool.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { type FsModel, scanModel } from "../src/kit/audit/model-resolver.js";
+import { type Tree, materialize } from "../src/kit/sandbox/tree.js";
+import type { Tool } from "../src/gates/tool.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { useSandbox } from "./support/sandbox.js";
 
 // ROOT is a directory inside the sandbox's workspace, because Go's link texts (`../ROOT/target`)

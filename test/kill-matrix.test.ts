@@ -3,9 +3,9 @@ import { readFile, readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { fork } from "../fixtures/vulnerable/fork.js";
-import { PROPERTIES } from "../src/audit/properties/index.js";
-import { runProperty } from "../src/audit/run.js";
-import { loadTarget, targetFromModule } from "../src/audit/target.js";
+import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { runProperty } from "../src/kit/audit/run.js";
+import { loadTarget, targetFromModule } from "../src/kit/audit/target.js";
 import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "../scripts/kill-matrix-table.js";
 import { readSection, wrapSection } from "../scripts/readme-section.js";
 

@@ -5,11 +5,11 @@ import { constants, link, open, readFile, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { POSIX_FIFO, POSIX_SHELL, describeNeeding } from "./support/platform.js";
-import { runAgent, scriptedProvider } from "../src/agent.js";
-import { approveAll } from "../src/approval.js";
-import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
-import type { Tool, ToolResult } from "../src/tool.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { runAgent, scriptedProvider } from "../src/agent/agent.js";
+import { approveAll } from "../src/agent/approval.js";
+import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import type { Tool, ToolResult } from "../src/gates/tool.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { useSandbox } from "./support/sandbox.js";
 
 // Short enough for the kill test, long enough for a shell to start on a loaded machine.

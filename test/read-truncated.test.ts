@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fileChunks, readTruncated } from "../src/read-truncated.js";
-import { ReadTruncator, truncateRead } from "../src/truncate.js";
+import { fileChunks, readTruncated } from "../src/gates/read-truncated.js";
+import { ReadTruncator, truncateRead } from "../src/gates/truncate.js";
 
 // Bytes that stress a UTF-8 decoder: lead bytes of every length, the lead bytes with narrowed second
 // byte ranges (E0, ED, F0, F4), continuation bytes, bytes that never occur (C0, C1, F5–FF), a BOM.

@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
-import { SECRET, type Sandbox } from "../src/audit/sandbox.js";
+import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
-import type { Tool } from "../src/tool.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import type { Tool } from "../src/gates/tool.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 
 let box: Sandbox;
 let read: Tool;

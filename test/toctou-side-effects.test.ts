@@ -1,8 +1,8 @@
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
-import { NO_SIDE_EFFECTS, describeSideEffects, sideEffectsOf, sideEffectsSince } from "../src/toctou/side-effects.js";
+import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { NO_SIDE_EFFECTS, describeSideEffects, sideEffectsOf, sideEffectsSince } from "../src/kit/toctou/side-effects.js";
 
 let box: Sandbox;
 beforeEach(async () => {

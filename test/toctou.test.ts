@@ -5,20 +5,20 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
-import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
-import { type CliIo, UsageError } from "../src/cli-command.js";
-import { isInside } from "../src/is-inside.js";
-import { schema } from "../src/schema.js";
-import type { Tool, ToolResult } from "../src/tool.js";
-import { prepareArena } from "../src/toctou/arena.js";
-import { TEMP_PREFIX, toctouCommand } from "../src/toctou/command.js";
-import { type DeterministicReport, runDeterministic } from "../src/toctou/deterministic.js";
-import { TOCTOU_USAGE } from "../src/toctou/flags.js";
-import type { RaceReport, Tally } from "../src/toctou/race.js";
-import { startRacer } from "../src/toctou/racer.js";
-import { withMkdirTrap, withRealpathTrap } from "../src/toctou/fs-trap.js";
-import { NO_SIDE_EFFECTS } from "../src/toctou/side-effects.js";
-import { type AttackedTools, TOOL_SETS, attackedTools } from "../src/toctou/tool-sets.js";
+import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { type CliIo, UsageError } from "../src/kit/cli-command.js";
+import { isInside } from "../src/gates/is-inside.js";
+import { schema } from "../src/gates/schema.js";
+import type { Tool, ToolResult } from "../src/gates/tool.js";
+import { prepareArena } from "../src/kit/toctou/arena.js";
+import { TEMP_PREFIX, toctouCommand } from "../src/kit/toctou/command.js";
+import { type DeterministicReport, runDeterministic } from "../src/kit/toctou/deterministic.js";
+import { TOCTOU_USAGE } from "../src/kit/toctou/flags.js";
+import type { RaceReport, Tally } from "../src/kit/toctou/race.js";
+import { startRacer } from "../src/kit/toctou/racer.js";
+import { withMkdirTrap, withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
+import { NO_SIDE_EFFECTS } from "../src/kit/toctou/side-effects.js";
+import { type AttackedTools, TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
 
 const CLAIM_CHANGED =
   "the chapter's tools no longer escape when a directory is swapped for a symlink between check and use. " +

@@ -3,10 +3,10 @@ import * as fsPromises from "node:fs/promises";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { Sandbox } from "../src/audit/sandbox.js";
-import type { Tool } from "../src/tool.js";
-import { type FsApi, workspaceBoundary, workspacePath } from "../src/workspace-path.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import type { Sandbox } from "../src/kit/sandbox/sandbox.js";
+import type { Tool } from "../src/gates/tool.js";
+import { type FsApi, workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { useSandbox } from "./support/sandbox.js";
 
 let box: Sandbox;

@@ -1,7 +1,7 @@
 // What the model is told about each tool (gate 1): the provider receives these specs verbatim, so a
 // changed name, required field or description changes what the model sends.
 import { describe, expect, it } from "vitest";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 
 describe("the specs createWorkspaceTools hands to the model", () => {
   it("describe read, write and bash with the chapter's closed input schemas", () => {

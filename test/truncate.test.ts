@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_READ_CHARS, truncateHead, truncateRead, truncateTail } from "../src/truncate.js";
+import { MAX_READ_CHARS, truncateHead, truncateRead, truncateTail } from "../src/gates/truncate.js";
 
 // A text whose every position is recognisable: 'a'…'z' repeated, with the index every 1000 chars.
 function numbered(length: number): string {

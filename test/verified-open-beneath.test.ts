@@ -1,9 +1,9 @@
 import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox } from "../src/audit/sandbox.js";
+import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
-import { withMkdirTrap } from "../src/toctou/fs-trap.js";
+import { withMkdirTrap } from "../src/kit/toctou/fs-trap.js";
 import { openBeneath } from "../src/verified/open-beneath.js";
 import { pinRoot } from "../src/verified/pinned-root.js";
 import { reword, throughDescriptor } from "../src/verified/proc-fd.js";

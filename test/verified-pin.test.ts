@@ -1,7 +1,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { beforeEach, expect, it } from "vitest";
-import { type Sandbox } from "../src/audit/sandbox.js";
+import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { descriptorsOn } from "./support/descriptors.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";

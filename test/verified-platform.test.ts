@@ -1,12 +1,12 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type Sandbox, createSandbox } from "../src/audit/sandbox.js";
-import type { Tool } from "../src/tool.js";
+import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import type { Tool } from "../src/gates/tool.js";
 import { unverifiedNotice } from "../src/verified/best-effort.js";
 import { procfsProblem } from "../src/verified/procfs.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { LINUX_PROCFS, POSIX_SHELL, itNeeding } from "./support/platform.js";
 
 // Platforms without procfs are simulated by replacing statfsSync/readlinkSync of node:fs for this file

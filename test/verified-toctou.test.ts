@@ -1,16 +1,16 @@
 import { beforeEach, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { SWAP_SCENARIOS, type SwapScenario, afterTheCheck } from "../fixtures/swap-scenarios.js";
-import { SECRET, type Sandbox, createSandbox } from "../src/audit/sandbox.js";
+import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
-import type { Tool } from "../src/tool.js";
-import { prepareArena, swapInLink } from "../src/toctou/arena.js";
-import { runRace } from "../src/toctou/race.js";
-import { withRealpathTrap } from "../src/toctou/fs-trap.js";
-import { NO_SIDE_EFFECTS } from "../src/toctou/side-effects.js";
-import { TOOL_SETS, attackedTools } from "../src/toctou/tool-sets.js";
+import type { Tool } from "../src/gates/tool.js";
+import { prepareArena, swapInLink } from "../src/kit/toctou/arena.js";
+import { runRace } from "../src/kit/toctou/race.js";
+import { withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
+import { NO_SIDE_EFFECTS } from "../src/kit/toctou/side-effects.js";
+import { TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 
 let box: Sandbox;
 const sandbox = useSandbox();

@@ -5,11 +5,11 @@ import { beforeEach, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
-import { SECRET, type Sandbox } from "../src/audit/sandbox.js";
+import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
-import type { Tool } from "../src/tool.js";
+import type { Tool } from "../src/gates/tool.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
-import { createWorkspaceTools } from "../src/workspace-tools.js";
+import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { approvingCheck } from "./support/check-hooks.js";
 
 let box: Sandbox;

@@ -1,10 +1,10 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox } from "../src/audit/sandbox.js";
+import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
-import { isInside } from "../src/is-inside.js";
-import { nearestExistingAncestor, workspacePath } from "../src/workspace-path.js";
+import { isInside } from "../src/gates/is-inside.js";
+import { nearestExistingAncestor, workspacePath } from "../src/gates/workspace-path.js";
 
 let box: Sandbox;
 const sandbox = useSandbox();

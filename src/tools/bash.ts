@@ -16,14 +16,14 @@
  * test/bash-cancellation.test.ts). Decide whether bash runs at all in the approval hook (approval.ts).
  */
 import { type ExecFileOptionsWithStringEncoding, execFile } from "node:child_process";
-import { failure } from "../failure.js";
-import { stringField } from "../fields.js";
-import { schema } from "../schema.js";
-import type { Tool } from "../tool.js";
-import { truncateHead } from "../truncate.js";
-import type { Boundary } from "../workspace-path.js";
+import { failure } from "../gates/failure.js";
+import { stringField } from "../gates/fields.js";
+import { schema } from "../gates/schema.js";
+import type { Tool } from "../gates/tool.js";
+import { truncateHead } from "../gates/truncate.js";
+import type { Boundary } from "../gates/workspace-path.js";
+import { INVALID_BASH_INPUT } from "../gates/messages.js";
 
-export const INVALID_BASH_INPUT = "invalid bash input: command must be a string";
 
 export interface BashLimits {
   /** Kill the command after this many milliseconds (chapter: 10 s). */

@@ -11,15 +11,14 @@
  * that names an outside file. Invalid UTF-8 is decoded with U+FFFD replacements.
  */
 import { constants, open } from "node:fs/promises";
-import { failure } from "../failure.js";
-import { stringField } from "../fields.js";
-import { type ToolSpec, schema } from "../schema.js";
-import type { Tool } from "../tool.js";
-import { fileChunks, readTruncated } from "../read-truncated.js";
-import { NOT_REGULAR_FILE } from "../verified/verify-opened.js";
-import type { Boundary } from "../workspace-path.js";
+import { failure } from "../gates/failure.js";
+import { stringField } from "../gates/fields.js";
+import { type ToolSpec, schema } from "../gates/schema.js";
+import type { Tool } from "../gates/tool.js";
+import { fileChunks, readTruncated } from "../gates/read-truncated.js";
+import type { Boundary } from "../gates/workspace-path.js";
+import { INVALID_READ_INPUT, NOT_REGULAR_FILE } from "../gates/messages.js";
 
-export const INVALID_READ_INPUT = "invalid read input: path must be a string";
 
 // O_NONBLOCK makes open() of a FIFO return at once so the type check below can refuse it; it does
 // not exist on Windows, where FIFOs are not files anyway.

@@ -16,14 +16,13 @@
  */
 import { constants, mkdir, open, rmdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { failure } from "../failure.js";
-import { stringField } from "../fields.js";
-import { type ToolSpec, schema } from "../schema.js";
-import type { Tool } from "../tool.js";
-import { NOT_REGULAR_FILE } from "../verified/verify-opened.js";
-import { type Boundary, nearestExistingAncestor } from "../workspace-path.js";
+import { failure } from "../gates/failure.js";
+import { stringField } from "../gates/fields.js";
+import { type ToolSpec, schema } from "../gates/schema.js";
+import type { Tool } from "../gates/tool.js";
+import { type Boundary, nearestExistingAncestor } from "../gates/workspace-path.js";
+import { INVALID_WRITE_INPUT, NOT_REGULAR_FILE } from "../gates/messages.js";
 
-export const INVALID_WRITE_INPUT = "invalid write input: path and content must be strings";
 
 // No O_TRUNC: a file is emptied only after fstat says it is a regular one. O_NONBLOCK makes open() of
 // a FIFO fail at once (ENXIO when no reader) instead of waiting for a reader; it does not exist on

@@ -7,7 +7,7 @@
  * Does not promise: any of the verified tools' guarantees. The TOCTOU window is open and hardlinks
  * are not checked, exactly as with `createWorkspaceTools`.
  */
-import type { Tool } from "../tool.js";
+import type { Tool } from "../gates/tool.js";
 
 export function unverifiedNotice(problem: string): string {
   return `[unverified: ${problem}; this result comes from the chapter's path checks alone, which a concurrent symlink swap or a hardlink can get past]`;

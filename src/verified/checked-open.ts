@@ -9,7 +9,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { relative } from "node:path";
-import { type FsApi, workspacePath } from "../workspace-path.js";
+import { type FsApi, workspacePath } from "../gates/workspace-path.js";
 import { type OpenIntent, openBeneath } from "./open-beneath.js";
 import type { PinnedRoot } from "./pinned-root.js";
 import type { HardlinkPolicy } from "./verify-opened.js";

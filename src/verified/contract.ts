@@ -11,5 +11,5 @@
  * back); the path-check properties audit the check, the tool properties audit the whole.
  */
 export { createVerifiedWorkspaceTools as createWorkspaceTools } from "./verified-tools.js";
-export { workspacePath } from "../workspace-path.js";
-export { isInside } from "../is-inside.js";
+export { workspacePath } from "../gates/workspace-path.js";
+export { isInside } from "../gates/is-inside.js";

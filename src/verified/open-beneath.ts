@@ -27,8 +27,9 @@ import { type FileHandle, constants, mkdir, open, readlink, rmdir, unlink } from
 import type { PinnedRoot } from "./pinned-root.js";
 import { errorCode, reword } from "./proc-fd.js";
 import { verifyOrUndo } from "./undo-creation.js";
-import { type HardlinkPolicy, NOT_REGULAR_FILE, verifyDirectory, verifyOpened } from "./verify-opened.js";
+import { type HardlinkPolicy, verifyDirectory, verifyOpened } from "./verify-opened.js";
 import { type Entry, Walk, components } from "./walk.js";
+import { NOT_REGULAR_FILE } from "../gates/messages.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;

@@ -18,7 +18,7 @@
  */
 import type { Stats } from "node:fs";
 import { type FileHandle, lstat } from "node:fs/promises";
-import { failure } from "../failure.js";
+import { failure } from "../gates/failure.js";
 import { errorCode, reword } from "./proc-fd.js";
 import type { Entry } from "./walk.js";
 

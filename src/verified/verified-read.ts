@@ -9,8 +9,8 @@
  * Does not promise: what verify-opened.ts and open-beneath.ts leave open (bind mounts, a directory
  * renamed outside by a process with write access there, a hardlink when hardlinks are allowed).
  */
-import { fileChunks, readTruncated } from "../read-truncated.js";
-import type { Tool } from "../tool.js";
+import { fileChunks, readTruncated } from "../gates/read-truncated.js";
+import type { Tool } from "../gates/tool.js";
 import { readToolWith } from "../tools/read.js";
 import { type VerifiedSettings, openChecked } from "./checked-open.js";
 import type { PinnedRoot } from "./pinned-root.js";

@@ -12,10 +12,10 @@
  * anything this process can; nor protection against bind mounts or a process that can rename
  * directories from inside the workspace to outside.
  */
-import type { Tool } from "../tool.js";
+import type { Tool } from "../gates/tool.js";
 import { bashLimits, bashTool } from "../tools/bash.js";
-import { workspaceBoundary } from "../workspace-path.js";
-import { type WorkspaceToolsOptions, createWorkspaceTools } from "../workspace-tools.js";
+import { workspaceBoundary } from "../gates/workspace-path.js";
+import { type WorkspaceToolsOptions, createWorkspaceTools } from "../tools/workspace-tools.js";
 import { announceUnverified } from "./best-effort.js";
 import { pinRoot } from "./pinned-root.js";
 import { procfsProblem } from "./procfs.js";

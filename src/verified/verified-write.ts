@@ -12,7 +12,7 @@
  * open-beneath.ts leaves open (bind mounts, a directory renamed outside by a process with write
  * access there, a hardlink when hardlinks are allowed).
  */
-import type { Tool } from "../tool.js";
+import type { Tool } from "../gates/tool.js";
 import { writeToolWith } from "../tools/write.js";
 import { type VerifiedSettings, openChecked } from "./checked-open.js";
 import type { PinnedRoot } from "./pinned-root.js";

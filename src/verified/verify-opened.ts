@@ -10,11 +10,10 @@
  * which an outside file reports an inside path.
  */
 import type { FileHandle } from "node:fs/promises";
-import { isInside } from "../is-inside.js";
-import { ESCAPE_MESSAGE } from "../workspace-path.js";
+import { isInside } from "../gates/is-inside.js";
 import { openedPath } from "./proc-fd.js";
+import { ESCAPE_MESSAGE, NOT_REGULAR_FILE } from "../gates/messages.js";
 
-export const NOT_REGULAR_FILE = "not a regular file";
 
 export interface HardlinkPolicy {
   /** Accept files with more than one hard link (off by default: another link may be outside). */

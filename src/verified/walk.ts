@@ -13,8 +13,8 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
-import { ESCAPE_MESSAGE } from "../workspace-path.js";
 import { throughDescriptor } from "./proc-fd.js";
+import { ESCAPE_MESSAGE } from "../gates/messages.js";
 
 export interface Entry {
   /** `/proc/self/fd/<dirfd>/<name>`: what the syscalls are given. */

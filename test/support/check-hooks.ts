@@ -1,6 +1,6 @@
 // An FsApi for the chapter's path check (gate 3) that tests use to get past it entirely.
 import * as fsPromises from "node:fs/promises";
-import type { FsApi } from "../../src/workspace-path.js";
+import type { FsApi } from "../../src/gates/workspace-path.js";
 
 /** A check that approves every path: whatever it is asked, the answer is the root. */
 export function approvingCheck(rootReal: string): FsApi {

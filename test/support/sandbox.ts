@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect } from "vitest";
-import { type Sandbox, createSandbox } from "../../src/audit/sandbox.js";
+import { type Sandbox, createSandbox } from "../../src/kit/sandbox/sandbox.js";
 
 /**
  * A fresh sandbox for every test of the calling file. After each test the canaries beside the

@@ -24,7 +24,7 @@
  */
 import { mkdir, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Sandbox } from "../audit/sandbox.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
 
 /** The file name that both the decoy inside and the sandbox's canary in outside/dir carry. */
 export const TARGET_FILE = "secret.txt";

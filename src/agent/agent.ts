@@ -14,9 +14,9 @@
  * Does not promise: anything a real provider needs (streaming, retries, token budgets).
  */
 import { type Approval, type BeforeToolCall, type ToolCall, denyBashByDefault } from "./approval.js";
-import { failure } from "./failure.js";
-import type { ToolSpec } from "./schema.js";
-import type { Tool, ToolResult } from "./tool.js";
+import { failure } from "../gates/failure.js";
+import type { ToolSpec } from "../gates/schema.js";
+import type { Tool, ToolResult } from "../gates/tool.js";
 
 export type Message =
   | { role: "user"; content: string }

@@ -8,26 +8,9 @@
  * of safety.
  * Does not promise: a stable format for machines; use `--json` for that.
  */
-import { dirname, relative } from "node:path";
-import type { Sandbox } from "../audit/sandbox.js";
 import type { DeterministicReport } from "./deterministic.js";
 import type { RaceReport, Tally } from "./race.js";
 import { type SideEffects, describeSideEffects } from "./side-effects.js";
-
-/** A path in the demo's sandbox, shown beside the workspace (`ws/docs/secret.txt`, `outside/dir`). */
-export function displayPath(box: Sandbox, path: string): string {
-  // Relative to the workspace's parent, where ws/, outside/ and the siblings sit side by side.
-  const shown = relative(dirname(box.root), path);
-  return shown === "" || shown.startsWith("..") ? path : shown;
-}
-
-const QUOTE_MAX = 60;
-
-/** A one-line JSON quote of `text`, cut to a readable length with an ellipsis when longer. */
-export function quoteShort(text: string): string {
-  const quoted = JSON.stringify(text);
-  return quoted.length <= QUOTE_MAX ? quoted : `${quoted.slice(0, QUOTE_MAX - 4)}…"`;
-}
 
 export function percent(rate: number): string {
   return `${(rate * 100).toFixed(2)} %`;

@@ -7,6 +7,7 @@
  * gates live in the executor, not here.
  * Does not promise: any judgement of what a command does. There is no blocklist of dangerous commands.
  */
+import { BASH_NEEDS_POLICY } from "../gates/messages.js";
 
 export interface ToolCall {
   id: string;
@@ -18,7 +19,6 @@ export type Approval = { approved: true; input?: unknown } | { approved: false; 
 
 export type BeforeToolCall = (call: ToolCall) => Approval | Promise<Approval>;
 
-export const BASH_NEEDS_POLICY = "bash requires an explicit approval policy";
 
 export const denyBashByDefault: BeforeToolCall = (call) =>
   call.name === "bash" ? { approved: false, reason: BASH_NEEDS_POLICY } : { approved: true };

@@ -22,14 +22,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { SECRET, type Sandbox } from "../audit/sandbox.js";
+import { SECRET, type Sandbox, displayPath } from "../sandbox/sandbox.js";
 import { TARGET_FILE, prepareArena } from "./arena.js";
 import { type RacerStats, startRacer } from "./racer.js";
-import { ESCAPE_MESSAGE } from "../workspace-path.js";
-import type { ToolResult } from "../tool.js";
-import { displayPath } from "./report.js";
+import type { ToolResult } from "../../gates/tool.js";
 import { type SideEffects, sideEffectsOf } from "./side-effects.js";
-import type { AttackedTools } from "./tool-sets.js";
+import type { AttackedTools } from "../sandbox/tool-sets.js";
+import { ESCAPE_MESSAGE } from "../../gates/messages.js";
 
 export interface RaceBudget {
   attempts: number;

@@ -13,8 +13,8 @@ import fc from "fast-check";
 import { type Candidate, candidateText, fsTree, linkTarget, relativeCandidate, treeName } from "../arbitraries.js";
 import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { containsFileWith } from "./containment.js";
-import { SECRET, type Sandbox } from "../sandbox.js";
-import { type LinkTarget, type Tree, linkText, materialize, renderTree } from "../tree.js";
+import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
+import { type LinkTarget, type Tree, linkText, materialize, renderTree } from "../../sandbox/tree.js";
 
 interface World {
   box: Sandbox;

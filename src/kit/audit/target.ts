@@ -8,9 +8,9 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { PathApi } from "../is-inside.js";
-import type { Tool } from "../tool.js";
-import type { FsApi } from "../workspace-path.js";
+import type { PathApi } from "../../gates/is-inside.js";
+import type { Tool } from "../../gates/tool.js";
+import type { FsApi } from "../../gates/workspace-path.js";
 
 export interface AuditTarget {
   /** How the report names the target: the module path, or `reference`. */
@@ -35,7 +35,7 @@ export function targetFromModule(label: string, module: Record<string, unknown>)
 
 /** The package's own implementation, the baseline every fork is compared with. */
 export async function referenceTarget(): Promise<AuditTarget> {
-  return targetFromModule("reference", (await import("../index.js")) as Record<string, unknown>);
+  return targetFromModule("reference", (await import("../../index.js")) as Record<string, unknown>);
 }
 
 export async function loadTarget(specifier: string): Promise<AuditTarget> {

@@ -14,8 +14,8 @@
  */
 import fc from "fast-check";
 import { join } from "node:path";
-import { type Sandbox, SIMILAR_PREFIX_SUFFIXES } from "./sandbox.js";
-import type { Area, LinkTarget, Tree, TreeEntry } from "./tree.js";
+import { type Sandbox, SIMILAR_PREFIX_SUFFIXES } from "../sandbox/sandbox.js";
+import type { Area, LinkTarget, Tree, TreeEntry } from "../sandbox/tree.js";
 
 export const MAX_PARENT_STEPS = 3;
 

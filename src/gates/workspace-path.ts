@@ -21,12 +21,11 @@
 import * as fsPromises from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { isInside } from "./is-inside.js";
+import { ESCAPE_MESSAGE, NUL_MESSAGE } from "./messages.js";
 
 /** The slice of `node:fs/promises` the check uses, injectable for fault injection (EACCES as root). */
 export type FsApi = Pick<typeof fsPromises, "lstat" | "realpath">;
 
-export const ESCAPE_MESSAGE = "path escapes workspace";
-export const NUL_MESSAGE = "path must not contain NUL bytes";
 
 /**
  * The chapter's path boundary bound to one root: what the file tools call with the model's candidate.

@@ -9,8 +9,8 @@
 import fc from "fast-check";
 import { fsTree, hardlinkToOutside } from "../arbitraries.js";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
-import { SECRET } from "../sandbox.js";
-import { type Tree, type TreeEntry, materialize, renderTree } from "../tree.js";
+import { SECRET } from "../../sandbox/sandbox.js";
+import { type Tree, type TreeEntry, materialize, renderTree } from "../../sandbox/tree.js";
 
 interface HardlinkCase {
   tree: Tree;

@@ -8,9 +8,9 @@
  * out `read` and `write` by their spec names and throws, naming what is missing, when a set lacks one.
  * Does not promise: that a set defends against anything. The demo finds that out.
  */
-import type { Tool } from "../tool.js";
-import { createVerifiedWorkspaceTools } from "../verified/verified-tools.js";
-import { createWorkspaceTools } from "../workspace-tools.js";
+import type { Tool } from "../../gates/tool.js";
+import { createVerifiedWorkspaceTools } from "../../verified/verified-tools.js";
+import { createWorkspaceTools } from "../../tools/workspace-tools.js";
 
 export type ToolSetFactory = (root: string) => Tool[];
 

@@ -9,7 +9,7 @@
  */
 import { UsageError, parseCommandArgs } from "../cli-command.js";
 import type { RaceBudget } from "./race.js";
-import { DEFAULT_TOOL_SET, TOOL_SETS } from "./tool-sets.js";
+import { DEFAULT_TOOL_SET, TOOL_SETS } from "../sandbox/tool-sets.js";
 
 export const DEFAULT_RACE_BUDGET: RaceBudget = { attempts: 1_000_000, seconds: 10 };
 const MAX_ATTEMPTS = 1_000_000_000;

@@ -8,7 +8,7 @@ import * as nodePath from "node:path";
 import type { AuditProperty } from "../property.js";
 import { violation } from "../property.js";
 import { referenceInsidePosix, referenceInsideWin32 } from "../reference-inside.js";
-import { SIMILAR_PREFIX_SUFFIXES } from "../sandbox.js";
+import { SIMILAR_PREFIX_SUFFIXES } from "../../sandbox/sandbox.js";
 
 interface PathPair {
   root: string;

@@ -7,11 +7,11 @@
  * against it; bash limits default to the chapter's values.
  * Does not promise: OS-level isolation. The gates are application-layer checks (see SECURITY.md).
  */
-import type { Tool } from "./tool.js";
-import { type BashLimits, bashLimits, bashTool } from "./tools/bash.js";
-import { readTool } from "./tools/read.js";
-import { writeTool } from "./tools/write.js";
-import { type FsApi, workspaceBoundary } from "./workspace-path.js";
+import type { Tool } from "../gates/tool.js";
+import { type BashLimits, bashLimits, bashTool } from "./bash.js";
+import { readTool } from "./read.js";
+import { writeTool } from "./write.js";
+import { type FsApi, workspaceBoundary } from "../gates/workspace-path.js";
 
 export interface WorkspaceToolsOptions {
   /** Overrides of the chapter's bash limits (10 s, 64 KiB, 64 KiB), for tests and deployments. */

@@ -13,8 +13,7 @@
  * looked (a file created outside and removed again in the same instant is not counted; a canary that
  * was rewritten and then changed again counts once).
  */
-import type { OutsideChange, Sandbox } from "../audit/sandbox.js";
-import { displayPath } from "./report.js";
+import { type OutsideChange, type Sandbox, displayPath } from "../sandbox/sandbox.js";
 
 export interface SideEffects {
   total: number;

@@ -6,7 +6,7 @@
 import { candidateText, modelledCandidate, treeWithCandidate } from "../arbitraries.js";
 import { predictWorkspacePath, scanModel } from "../model-resolver.js";
 import { type AuditProperty, inSandbox, settle, violation } from "../property.js";
-import { materialize } from "../tree.js";
+import { materialize } from "../../sandbox/tree.js";
 import { type ContainmentCase, renderCase } from "./containment.js";
 
 export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {

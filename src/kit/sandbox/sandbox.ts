@@ -26,7 +26,7 @@
  */
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 export const SECRET = "CANARY-SECRET-7f3a";
 
@@ -152,4 +152,11 @@ function diffSnapshots(before: Snapshot, after: Snapshot): OutsideChange[] {
   }
   for (const [path, now] of after) if (!before.has(path)) changes.push({ change: "added", path, now: now.state });
   return changes;
+}
+
+/** A path in a sandbox, shown beside the workspace (`ws/docs/secret.txt`, `outside/dir`). */
+export function displayPath(box: Sandbox, path: string): string {
+  // Relative to the workspace's parent, where ws/, outside/ and the siblings sit side by side.
+  const shown = relative(dirname(box.root), path);
+  return shown === "" || shown.startsWith("..") ? path : shown;
 }

@@ -12,8 +12,8 @@
  */
 import fc from "fast-check";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
-import { SECRET } from "../sandbox.js";
-import { type Area, areaPath } from "../tree.js";
+import { SECRET } from "../../sandbox/sandbox.js";
+import { type Area, areaPath } from "../../sandbox/tree.js";
 import { area, nulCandidate } from "../arbitraries.js";
 
 const INVALID: Record<ToolName, string> = {

@@ -22,14 +22,15 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { SECRET, type Sandbox } from "../audit/sandbox.js";
-import { isInside } from "../is-inside.js";
-import type { ToolResult } from "../tool.js";
+import { SECRET, type Sandbox, displayPath } from "../sandbox/sandbox.js";
+import { isInside } from "../../gates/is-inside.js";
+import type { ToolResult } from "../../gates/tool.js";
 import { type Arena, DECOY, TARGET_FILE, prepareArena, swapInLink } from "./arena.js";
 import { withRealpathTrap } from "./fs-trap.js";
-import { displayPath, quoteShort } from "./report.js";
 import { type SideEffects, describeSideEffects, sideEffectsOf, sideEffectsSince } from "./side-effects.js";
-import type { AttackedTools } from "./tool-sets.js";
+import type { AttackedTools } from "../sandbox/tool-sets.js";
+
+const QUOTE_MAX = 60;
 
 export type ScenarioOutcome = "escaped" | "contained" | "no-check";
 
@@ -167,4 +168,10 @@ async function runScenario(plan: Plan, { box, tools, narrate }: DeterministicRun
   narrate(`             ${evidence}: ${escaped ? "ESCAPED" : "contained"}`);
   narrate(`  6. ${outsideLine}`);
   return { tool: plan.tool, input: plan.input, check, result, outcome: escaped ? "escaped" : "contained", evidence, sideEffects };
+}
+
+/** A one-line JSON quote of `text`, cut to a readable length with an ellipsis when longer. */
+export function quoteShort(text: string): string {
+  const quoted = JSON.stringify(text);
+  return quoted.length <= QUOTE_MAX ? quoted : `${quoted.slice(0, QUOTE_MAX - 4)}…"`;
 }

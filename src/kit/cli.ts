@@ -1,11 +1,9 @@
-#!/usr/bin/env node
 /**
  * The `workspace-gates` command: `audit` (attack an implementation) and `toctou` (show the race).
  *
  * Promises: exit codes are the command's own (see each command); an unknown command or a bad flag
  * prints the usage and exits 2.
  */
-import { pathToFileURL } from "node:url";
 import { auditCommand } from "./audit/command.js";
 import { type CliCommand, type CliIo, UsageError } from "./cli-command.js";
 import { toctouCommand } from "./toctou/command.js";
@@ -37,9 +35,4 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.stderr(`${command.name}: ${error.message}\n${command.usage}\n`);
     return 2;
   }
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const io: CliIo = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
-  process.exitCode = await main(process.argv.slice(2), io);
 }

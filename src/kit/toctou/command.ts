@@ -13,14 +13,14 @@
  * Does not promise: that exit 0 means the tools are safe; a race that found nothing proves nothing.
  */
 import { writeFile } from "node:fs/promises";
-import { type Sandbox, createSandbox } from "../audit/sandbox.js";
+import { type Sandbox, createSandbox } from "../sandbox/sandbox.js";
 import type { CliCommand, CliIo } from "../cli-command.js";
 import { type DeterministicReport, runDeterministic } from "./deterministic.js";
 import { TOCTOU_USAGE, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
 import { type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
-import { TOOL_SETS, attackedTools } from "./tool-sets.js";
+import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 
 export const TEMP_PREFIX = "workspace-gates-toctou-";
 

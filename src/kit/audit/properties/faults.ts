@@ -9,8 +9,8 @@ import fc from "fast-check";
 import * as fsPromises from "node:fs/promises";
 import { type Candidate, candidateText, modelledCandidate, treeWithCandidate } from "../arbitraries.js";
 import { type AuditProperty, execute, inSandbox, settle, toolsOf, violation } from "../property.js";
-import { type Tree, materialize } from "../tree.js";
-import type { FsApi } from "../../workspace-path.js";
+import { type Tree, materialize } from "../../sandbox/tree.js";
+import type { FsApi } from "../../../gates/workspace-path.js";
 import { renderCase } from "./containment.js";
 
 export const FAULT_CODES = ["EACCES", "EIO", "ELOOP", "ENAMETOOLONG"] as const;

@@ -11,8 +11,8 @@ import { lstat, readFile, readdir, readlink, realpath } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { type Candidate, candidate, candidateText, treeWithCandidate } from "../arbitraries.js";
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
-import { SECRET } from "../sandbox.js";
-import { type Tree, materialize, renderTree } from "../tree.js";
+import { SECRET } from "../../sandbox/sandbox.js";
+import { type Tree, materialize, renderTree } from "../../sandbox/tree.js";
 
 export interface ContainmentCase {
   tree: Tree;

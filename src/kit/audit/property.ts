@@ -8,9 +8,9 @@
  * Every property works in its own sandbox, removed afterwards, so properties can run in parallel.
  */
 import type fc from "fast-check";
-import { type Sandbox, createSandbox } from "./sandbox.js";
+import { type Sandbox, createSandbox } from "../sandbox/sandbox.js";
 import type { AuditTarget, ContractExport } from "./target.js";
-import type { Tool } from "../tool.js";
+import type { Tool } from "../../gates/tool.js";
 
 export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits";
 

@@ -1,0 +1,20 @@
+/**
+ * Every fixed text the gates and tools answer with, defined once. Tests, the audit's conformance
+ * properties and docs/contract.md quote these; a fork that keeps the chapter's wording can prove it.
+ */
+
+/** Gate 2 (`stringField`): the tool's required string fields are missing or not strings. */
+export const INVALID_READ_INPUT = "invalid read input: path must be a string";
+export const INVALID_WRITE_INPUT = "invalid write input: path and content must be strings";
+export const INVALID_BASH_INPUT = "invalid bash input: command must be a string";
+
+/** Gate 3 (`workspacePath`): the checked path is not inside the workspace root. */
+export const ESCAPE_MESSAGE = "path escapes workspace";
+/** Gate 3: a NUL byte, refused before any filesystem call (the fs API would throw on it anyway). */
+export const NUL_MESSAGE = "path must not contain NUL bytes";
+
+/** read and write handle regular files only: a directory, FIFO, device or socket is refused. */
+export const NOT_REGULAR_FILE = "not a regular file";
+
+/** The approval hook `denyBashByDefault`: bash runs only under an explicit policy. */
+export const BASH_NEEDS_POLICY = "bash requires an explicit approval policy";
