@@ -27,18 +27,36 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
+/**
+ * Issue 15, finding 1: the root's real path is pinned at the first call, not at creation; finding 3:
+ * realpath decodes the byte 0xFF to U+FFFD, so a raw-named twin of the root compares equal to it.
+ */
+const AWAITING_FIX = new Set(["sequences.rootSwap", "containment.lossyName"]);
+
 describe("the audit on the reference implementation", () => {
   let reference: AuditTarget;
   beforeAll(async () => {
     reference = await referenceTarget();
   });
 
-  it.each(PROPERTIES.filter((property) => property.kind === "guarantee").map((property) => [property.id, property] as const))(
+  it.each(PROPERTIES.filter((property) => property.kind === "guarantee" && !AWAITING_FIX.has(property.id)).map((property) => [property.id, property] as const))(
     "%s holds",
     async (_id, property) => {
       const result = await runProperty(property, reference, { seed, runs: 25 });
       expect(result, `seed ${seed}: ${result.reason}\n${result.counterexample}`).toMatchObject({ status: "passed", runs: expect.any(Number) });
       expect(result.runs).toBeGreaterThan(0);
+    },
+  );
+
+  // Guarantees the reference breaks today, each an escape the security review found (issue 15) whose
+  // fix is under way: this test fails the moment the fix lands, so whoever merges it moves the
+  // property back to "holds" above.
+  it.each([...AWAITING_FIX].map((id) => [id, PROPERTIES.find((property) => property.id === id)] as const))(
+    "%s fails until issue 15's fix lands",
+    async (_id, property) => {
+      expect(property?.kind).toBe("guarantee");
+      const result = await runProperty(property!, reference, { seed, runs: 25 });
+      expect(result.status).toBe("failed");
     },
   );
 

@@ -8,7 +8,7 @@
  * Every property works in its own sandbox, removed afterwards, so properties can run in parallel.
  */
 import type fc from "fast-check";
-import { type Sandbox, createSandbox } from "../sandbox/sandbox.js";
+import { type Sandbox, auditTempDir, createSandbox } from "../sandbox/sandbox.js";
 import type { AuditTarget, ContractExport } from "./target.js";
 import type { Tool } from "../../gates/tool.js";
 
@@ -35,30 +35,34 @@ export function violation(message: string): never {
   throw new Violation(message);
 }
 
-// Sandboxes whose reset proved them as new, kept for the next run: creating one costs some thirty
-// filesystem calls, about as much as a whole run of most properties.
-const idleSandboxes: Sandbox[] = [];
+// Sandboxes whose reset proved them as new, kept for the next run, by root name: creating one costs
+// some forty filesystem calls, about as much as a whole run of most properties.
+const idleSandboxes = new Map<string, Sandbox[]>();
 
 /**
- * Runs `body` in a sandbox as new (fresh, or reset), then requires the canaries beside the workspace
- * to be untouched. A sandbox that cannot be reset is disposed.
+ * Runs `body` in a sandbox as new (fresh, or reset) whose root is named `rootName` (default `ws`),
+ * then requires the canaries beside the workspace to be untouched. A sandbox that cannot be reset is
+ * disposed.
  */
-export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>): Promise<R> {
-  const box = idleSandboxes.pop() ?? (await createSandbox("workspace-gates-audit-"));
+export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootName = "ws" }: { rootName?: string } = {}): Promise<R> {
+  const idle = idleSandboxes.get(rootName) ?? [];
+  idleSandboxes.set(rootName, idle);
+  const box = idle.pop() ?? (await createSandbox("workspace-gates-audit-", { rootName, parent: auditTempDir() }));
   try {
     const answer = await body(box);
     const changes = await box.canaryChanges();
     if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`);
     return answer;
   } finally {
-    if (await box.reset()) idleSandboxes.push(box);
+    if (await box.reset()) idle.push(box);
     else await box.dispose();
   }
 }
 
 /** Removes the sandboxes kept for reuse; the runner calls it when a property is done. */
 export async function disposeIdleSandboxes(): Promise<void> {
-  await Promise.all(idleSandboxes.splice(0).map((box) => box.dispose()));
+  const all = [...idleSandboxes.values()].flatMap((idle) => idle.splice(0));
+  await Promise.all(all.map((box) => box.dispose()));
 }
 
 export interface NamedTools {

@@ -5,14 +5,14 @@
  * created itself (never through a symlink), so setting up a tree cannot touch a canary; entries that
  * do not fit (parent missing or not a directory, name taken) are skipped and left out of the answer.
  * Link targets stay within the sandbox by construction: they name the workspace, the outside canary or
- * a similar-prefix sibling, or a relative text of at most two parent steps.
+ * a twin of the root, or a relative text of at most two parent steps.
  * Does not promise: that every generated entry exists; read the returned list, not the input.
  */
 import { link, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { type Sandbox, SIMILAR_PREFIX_SUFFIXES } from "./sandbox.js";
+import type { Sandbox } from "./sandbox.js";
 
-/** Where a link points: the workspace, the outside canary, or the i-th similar-prefix sibling. */
+/** Where a link points: the workspace, the outside canary, or the i-th twin of the root (root-twins.ts). */
 export type Area = "root" | "outside" | `sibling${number}`;
 
 export type LinkTarget =
@@ -32,7 +32,7 @@ export type Tree = readonly TreeEntry[];
 export function areaPath(box: Sandbox, area: Area): string {
   if (area === "root") return box.root;
   if (area === "outside") return box.outside;
-  const sibling = box.siblings[Number(area.slice("sibling".length)) % SIMILAR_PREFIX_SUFFIXES.length];
+  const sibling = box.siblings[Number(area.slice("sibling".length)) % box.siblings.length];
   if (sibling === undefined) throw new Error(`no sibling for ${area}`);
   return sibling;
 }

@@ -6,25 +6,58 @@
  * - `containment.read`: a read never returns canary content and changes nothing outside.
  * - `containment.write`: a write changes nothing outside, and a write that reports success left its
  *   content in a file inside the workspace.
+ * - `containment.lossyName`: beside a root whose name holds U+FFFD stands its twin with the raw byte
+ *   0xFF there, which `realpath` decodes to the root's own name; a link into that twin neither leaks
+ *   its file on read nor lets a write land in it.
+ * Every case draws the root's name and the spelling the tools are handed (workspace-root.ts).
  */
-import { lstat, readFile, readdir, readlink, realpath } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { type Candidate, candidate, candidateText, treeWithCandidate } from "../arbitraries.js";
+import fc from "fast-check";
+import { lstat, readFile, readdir, readlink, realpath, symlink } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import {
+  type Candidate,
+  type WorkspaceRoot,
+  candidate,
+  candidateText,
+  renderCandidate,
+  renderRoot,
+  spellRoot,
+  treeWithCandidate,
+  workspaceRoot,
+} from "../arbitraries/index.js";
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
-import { SECRET } from "../../sandbox/sandbox.js";
+import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
+import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
 import { type Tree, materialize, renderTree } from "../../sandbox/tree.js";
 
 export interface ContainmentCase {
+  root: WorkspaceRoot;
   tree: Tree;
   candidate: Candidate;
   creating: boolean;
 }
 
-const containmentCase = treeWithCandidate(candidate);
+/** Cases of a tree and a candidate aimed at it, under a root of any name and spelling. */
+export function containmentCases(generic: fc.Arbitrary<Candidate>): fc.Arbitrary<ContainmentCase> {
+  return fc.tuple(workspaceRoot(), treeWithCandidate(generic)).map(([root, aimed]) => ({ root, ...aimed }));
+}
 
-export function renderCase({ tree, candidate: target, creating }: ContainmentCase, call?: string): string {
-  const text = target.form === "text" ? JSON.stringify(target.text) : `$${target.area}/${target.rest}`;
-  return `tree:\n${renderTree(tree)}\ncandidate: ${text}${call === undefined ? ` (creating: ${creating})` : `\ncall: ${call}`}`;
+const containmentCase = containmentCases(candidate());
+
+export function renderCase({ root, tree, candidate: target, creating }: ContainmentCase, call?: string): string {
+  const text = renderCandidate(target);
+  return `${renderRoot(root)}\ntree:\n${renderTree(tree)}\ncandidate: ${text}${call === undefined ? ` (creating: ${creating})` : `\ncall: ${call}`}`;
+}
+
+/** Runs `body` in a sandbox with the case's root name and tree, handing it the root as spelled. */
+export async function inCaseSandbox(value: ContainmentCase, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
+  await inSandbox(
+    async (box) => {
+      await materialize(value.tree, box);
+      await body(box, await spellRoot(box, value.root.spelling));
+    },
+    { rootName: value.root.name },
+  );
 }
 
 export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
@@ -35,10 +68,9 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   needs: ["workspacePath"],
   arbitrary: containmentCase,
   render: (value) => renderCase(value),
-  async check(target, { tree, candidate: spec, creating }) {
-    await inSandbox(async (box) => {
-      await materialize(tree, box);
-      const answer = await settle(target.workspacePath!(box.root, candidateText(box, spec), creating));
+  async check(target, value) {
+    await inCaseSandbox(value, async (box, root) => {
+      const answer = await settle(target.workspacePath!(root, candidateText(box, value.candidate), value.creating));
       if (!answer.ok) return;
       if (typeof answer.value !== "string") violation(`workspacePath answered ${typeof answer.value}, not a path`);
       const real = await canonicalExisting(answer.value);
@@ -56,10 +88,9 @@ export const containmentRead: AuditProperty<ContainmentCase> = {
   needs: ["createWorkspaceTools"],
   arbitrary: containmentCase,
   render: (value) => renderCase(value, "read"),
-  async check(target, { tree, candidate: spec }) {
-    await inSandbox(async (box) => {
-      await materialize(tree, box);
-      const result = await execute(toolsOf(target, box.root).read, { path: candidateText(box, spec) });
+  async check(target, value) {
+    await inCaseSandbox(value, async (box, root) => {
+      const result = await execute(toolsOf(target, root).read, { path: candidateText(box, value.candidate) });
       if (String(result.content).includes(SECRET)) violation(`read returned canary content: ${String(result.content).slice(0, 200)}`);
     });
   },
@@ -73,14 +104,52 @@ export const containmentWrite: AuditProperty<ContainmentCase> = {
   needs: ["createWorkspaceTools"],
   arbitrary: containmentCase,
   render: (value) => renderCase(value, "write"),
-  async check(target, { tree, candidate: spec }) {
-    await inSandbox(async (box) => {
-      await materialize(tree, box);
+  async check(target, value) {
+    await inCaseSandbox(value, async (box, root) => {
       const marker = `written by the audit ${Math.random()}`;
-      const result = await execute(toolsOf(target, box.root).write, { path: candidateText(box, spec), content: marker });
+      const result = await execute(toolsOf(target, root).write, { path: candidateText(box, value.candidate), content: marker });
       if (result.isError !== true && !(await containsFileWith(box.root, marker)))
         violation(`write reported success (${result.content}) but no file inside the workspace holds the content`);
     });
+  },
+};
+
+interface LossyCase {
+  operation: "read" | "write";
+  link: "relative" | "absolute";
+  leaf: string;
+}
+
+/** A root name with U+FFFD, whose sandbox gets the raw-byte twin (root-twins.ts). */
+const LOSSY_ROOT = `w${REPLACEMENT_CHARACTER}s`;
+
+export const containmentLossyName: AuditProperty<LossyCase> = {
+  id: "containment.lossyName",
+  gate: "workspacePath",
+  kind: "guarantee",
+  title: "a link to a name that decodes to the root's own neither leaks nor receives a file",
+  needs: ["createWorkspaceTools"],
+  arbitrary: fc.record({
+    operation: fc.constantFrom("read" as const, "write" as const),
+    link: fc.constantFrom("relative" as const, "absolute" as const),
+    leaf: fc.constantFrom(CANARY_FILE, "new.txt", "new/deeper.txt"),
+  }),
+  render: ({ operation, link, leaf }) =>
+    `root: ${JSON.stringify(LOSSY_ROOT)}, beside it the raw name w\\xFFs holding ${CANARY_FILE}\ntree:\n  ws/lnk -> ${link === "relative" ? "../w\\xFFs" : "$BOX/w\\xFFs"} (raw bytes)\ncall: ${operation} "lnk/${leaf}"`,
+  async check(target, { operation, link, leaf }) {
+    await inSandbox(
+      async (box) => {
+        const [twin] = box.rawSiblings;
+        if (twin === undefined) throw new Error(`the sandbox of root ${JSON.stringify(LOSSY_ROOT)} has no raw-byte twin`);
+        const twinName = twin.subarray(Buffer.from(`${dirname(box.root)}/`).length);
+        await symlink(link === "relative" ? Buffer.concat([Buffer.from("../"), twinName]) : twin, join(box.root, "lnk"));
+        const tools = toolsOf(target, box.root);
+        const path = `lnk/${leaf}`;
+        const result = operation === "read" ? await execute(tools.read, { path }) : await execute(tools.write, { path, content: `through ${basename(box.root)}` });
+        if (String(result.content).includes(SECRET)) violation(`read returned the raw-named twin's file: ${String(result.content).slice(0, 200)}`);
+      },
+      { rootName: LOSSY_ROOT },
+    );
   },
 };
 

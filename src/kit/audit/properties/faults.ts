@@ -7,11 +7,10 @@
  */
 import fc from "fast-check";
 import * as fsPromises from "node:fs/promises";
-import { type Candidate, candidateText, modelledCandidate, treeWithCandidate } from "../arbitraries.js";
-import { type AuditProperty, execute, inSandbox, settle, toolsOf, violation } from "../property.js";
-import { type Tree, materialize } from "../../sandbox/tree.js";
+import { candidateText, modelledCandidate } from "../arbitraries/index.js";
+import { type AuditProperty, execute, settle, toolsOf, violation } from "../property.js";
 import type { FsApi } from "../../../gates/workspace-path.js";
-import { renderCase } from "./containment.js";
+import { type ContainmentCase, containmentCases, inCaseSandbox, renderCase } from "./containment.js";
 
 export const FAULT_CODES = ["EACCES", "EIO", "ELOOP", "ENAMETOOLONG"] as const;
 
@@ -22,16 +21,13 @@ export interface Fault {
   call: number;
 }
 
-export interface FaultCase {
-  tree: Tree;
-  candidate: Candidate;
-  creating: boolean;
+export interface FaultCase extends ContainmentCase {
   fault: Fault;
 }
 
 const faultCase: fc.Arbitrary<FaultCase> = fc
   .tuple(
-    treeWithCandidate(modelledCandidate),
+    containmentCases(modelledCandidate()),
     fc.record({ code: fc.constantFrom(...FAULT_CODES), operation: fc.constantFrom("lstat" as const, "realpath" as const), call: fc.nat({ max: 4 }) }),
   )
   .map(([aimed, fault]) => ({ ...aimed, fault }));
@@ -69,11 +65,11 @@ export const faultsWorkspacePath: AuditProperty<FaultCase> = {
   needs: ["workspacePath"],
   arbitrary: faultCase,
   render: (value) => renderFault(value),
-  async check(target, { tree, candidate: spec, creating, fault }) {
-    await inSandbox(async (box) => {
-      await materialize(tree, box);
+  async check(target, value) {
+    const { candidate: spec, creating, fault } = value;
+    await inCaseSandbox(value, async (box, root) => {
       const { fsApi, fired } = faultyFs(fault);
-      const answer = await settle(target.workspacePath!(box.root, candidateText(box, spec), creating, fsApi));
+      const answer = await settle(target.workspacePath!(root, candidateText(box, spec), creating, fsApi));
       if (!fired()) return;
       if (answer.ok) violation(`accepted ${String(answer.value)} although ${fault.operation} failed with ${fault.code}`);
       const code = (answer.error as NodeJS.ErrnoException | undefined)?.code;
@@ -90,11 +86,11 @@ export const faultsTools: AuditProperty<FaultCase> = {
   needs: ["createWorkspaceTools"],
   arbitrary: faultCase,
   render: (value) => renderFault(value, value.creating ? "write" : "read"),
-  async check(target, { tree, candidate: spec, creating, fault }) {
-    await inSandbox(async (box) => {
-      await materialize(tree, box);
+  async check(target, value) {
+    const { candidate: spec, creating, fault } = value;
+    await inCaseSandbox(value, async (box, root) => {
       const { fsApi, fired } = faultyFs(fault);
-      const tools = toolsOf(target, box.root, { fsApi });
+      const tools = toolsOf(target, root, { fsApi });
       const path = candidateText(box, spec);
       const result = creating ? await execute(tools.write, { path, content: "fault probe" }) : await execute(tools.read, { path });
       if (fired() && result.isError !== true) violation(`answered success (${String(result.content).slice(0, 120)}) although ${fault.operation} failed with ${fault.code}`);

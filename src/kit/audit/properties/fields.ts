@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { SECRET } from "../../sandbox/sandbox.js";
 import { type Area, areaPath } from "../../sandbox/tree.js";
-import { area, nulCandidate } from "../arbitraries.js";
+import { neighbourArea, nulCandidate, toolInput } from "../arbitraries/index.js";
 
 const INVALID: Record<ToolName, string> = {
   read: "invalid read input: path must be a string",
@@ -28,7 +28,14 @@ type ToolName = "read" | "write" | "bash";
 
 const toolName = fc.constantFrom<ToolName>("read", "write", "bash");
 
-/** Any value, or an object whose known fields hold any value, in the shapes JSON and JS can produce. */
+/** The harmless string each required field holds when the generated input gives it one. */
+const PROBES: Record<ToolName, Record<string, string>> = {
+  read: { path: "field-gate-probe.txt" },
+  write: { path: "field-gate-probe.txt", content: "field gate probe" },
+  bash: { command: "true" },
+};
+
+/** Beside the classes of tool-input.ts: any value, or an object whose known fields hold any value, in the shapes JSON and JS can produce. */
 const anyInput = fc.oneof(
   fc.anything({ withNullPrototype: true, withBoxedValues: true, withObjectString: true }),
   fc.record(
@@ -57,7 +64,11 @@ export const fieldsTools: AuditProperty<{ tool: ToolName; input: unknown }> = {
   kind: "guarantee",
   title: "any input is answered, with the chapter's message exactly when a field is not a string",
   needs: ["createWorkspaceTools"],
-  arbitrary: fc.record({ tool: toolName, input: anyInput.map(defuse) }),
+  arbitrary: toolName.chain((tool) =>
+    fc
+      .oneof({ weight: 4, arbitrary: toolInput({ fields: PROBES[tool] }).map(({ input }) => input) }, { weight: 1, arbitrary: anyInput.map(defuse) })
+      .map((input) => ({ tool, input })),
+  ),
   render: ({ tool, input }) => `${tool}.execute(${fc.stringify(input)})`,
   async check(target, { tool, input }) {
     await inSandbox(async (box) => {
@@ -87,7 +98,7 @@ export const fieldsRootFromInput: AuditProperty<RootFromInputCase> = {
   arbitrary: fc.record({
     tool: toolName,
     fields: fc.subarray([...ROOT_FIELDS], { minLength: 1 }),
-    area: area.filter((value) => value !== "root"),
+    area: neighbourArea(),
   }),
   render: ({ tool, fields, area: where }) => `${tool} with ${fields.map((field) => `${field}: $${where}`).join(", ")}`,
   async check(target, { tool, fields, area: where }) {
@@ -115,7 +126,7 @@ export const fieldsNulBytes: AuditProperty<NulCase> = {
   kind: "guarantee",
   title: "a path with a NUL byte is refused, whatever follows the NUL",
   needs: ["createWorkspaceTools"],
-  arbitrary: fc.record({ tool: fc.constantFrom("read" as const, "write" as const), path: nulCandidate }),
+  arbitrary: fc.record({ tool: fc.constantFrom("read" as const, "write" as const), path: nulCandidate() }),
   render: ({ tool, path }) => `${tool} ${JSON.stringify(path)}`,
   async check(target, { tool, path }) {
     await inSandbox(async (box) => {

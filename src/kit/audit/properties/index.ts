@@ -1,12 +1,12 @@
 /** Every audit property, in report order: the field gate, the path gate, the size gate, the limits. */
 import type { AuditProperty } from "../property.js";
-import { containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
+import { containmentLossyName, containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
 import { fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
 import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
 import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
-import { sequencesBash } from "./sequences.js";
+import { sequencesBash, sequencesRootSwap } from "./sequences.js";
 import { truncationRead } from "./truncation.js";
 
 export const PROPERTIES: readonly AuditProperty<unknown>[] = [
@@ -18,10 +18,12 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   containmentWorkspacePath,
   containmentRead,
   containmentWrite,
+  containmentLossyName,
   precisionWorkspacePath,
   faultsWorkspacePath,
   faultsTools,
   sequencesBash,
+  sequencesRootSwap,
   truncationRead,
   limitsHardlink,
 ];

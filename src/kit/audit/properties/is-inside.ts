@@ -1,33 +1,39 @@
 /**
  * `isInside` under both path flavours, against the component-wise reference (reference-inside.ts):
- * similar prefixes, `..foo`, `..` climbs, case variants, other drives, UNC and device prefixes, and
- * mixed separators on win32.
+ * the root's twins (similar prefixes, letter case, normalization: root-twins.ts), `..foo`, `..` climbs,
+ * other drives, UNC and device prefixes, and mixed separators on win32.
  */
 import fc from "fast-check";
 import * as nodePath from "node:path";
 import type { AuditProperty } from "../property.js";
 import { violation } from "../property.js";
 import { referenceInsidePosix, referenceInsideWin32 } from "../reference-inside.js";
-import { SIMILAR_PREFIX_SUFFIXES } from "../../sandbox/sandbox.js";
+import { SIMILAR_PREFIX_SUFFIXES, rootTwins } from "../../sandbox/root-twins.js";
 
 interface PathPair {
   root: string;
   path: string;
 }
 
-const rootName = fc.constantFrom("ws", "work", "Work", "a");
+const rootName = fc.constantFrom("ws", "work", "Work", "a", "wé");
 const tailSegment = fc.constantFrom("..", ".", "", "..foo", "...", "x", "ws", "WS", "work", ...SIMILAR_PREFIX_SUFFIXES.map((s) => `ws${s}`));
+
+/** The part itself (index 0), or one of its string twins. */
+function twinOf(part: string, index: number): string {
+  const spellings = [part, ...rootTwins(part).flatMap(({ name }) => (typeof name === "string" ? [name] : []))];
+  return spellings[index % spellings.length] ?? part;
+}
 
 const posixPair: fc.Arbitrary<PathPair> = fc
   .record({
     rootParts: fc.array(rootName, { minLength: 1, maxLength: 3 }),
     shared: fc.nat({ max: 3 }),
-    suffix: fc.constantFrom("", ...SIMILAR_PREFIX_SUFFIXES),
+    twin: fc.nat(),
     tail: fc.array(tailSegment, { maxLength: 4 }),
   })
-  .map(({ rootParts, shared, suffix, tail }) => {
+  .map(({ rootParts, shared, twin, tail }) => {
     const kept = rootParts.slice(0, shared);
-    const near = rootParts.slice(shared).map((part, index) => (index === 0 ? part + suffix : part));
+    const near = rootParts.slice(shared).map((part, index) => (index === 0 ? twinOf(part, twin) : part));
     return { root: `/${rootParts.join("/")}`, path: `/${[...kept, ...near, ...tail].join("/")}` };
   });
 

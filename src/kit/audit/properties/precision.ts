@@ -1,13 +1,13 @@
 /**
  * Precision: `workspacePath` agrees with the model resolver (model-resolver.ts) on every generated
  * tree, so it neither accepts what the chapter refuses nor refuses a legitimate path such as `..foo`
- * or a link that stays inside; an accepted path must be exactly the lexically resolved candidate.
+ * or a link that stays inside; an accepted path must be exactly the lexically resolved candidate,
+ * against the root's real path whatever spelling of it the implementation was handed.
  */
-import { candidateText, modelledCandidate, treeWithCandidate } from "../arbitraries.js";
+import { candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { predictWorkspacePath, scanModel } from "../model-resolver.js";
-import { type AuditProperty, inSandbox, settle, violation } from "../property.js";
-import { materialize } from "../../sandbox/tree.js";
-import { type ContainmentCase, renderCase } from "./containment.js";
+import { type AuditProperty, settle, violation } from "../property.js";
+import { type ContainmentCase, containmentCases, inCaseSandbox, renderCase } from "./containment.js";
 
 export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   id: "precision.workspacePath",
@@ -15,15 +15,15 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   kind: "guarantee",
   title: "workspacePath accepts exactly what the model resolver accepts, at the same path",
   needs: ["workspacePath"],
-  arbitrary: treeWithCandidate(modelledCandidate),
+  arbitrary: containmentCases(modelledCandidate()),
   render: (value) => renderCase(value),
-  async check(target, { tree, candidate: spec, creating }) {
-    await inSandbox(async (box) => {
-      await materialize(tree, box);
+  async check(target, value) {
+    const { candidate: spec, creating } = value;
+    await inCaseSandbox(value, async (box, root) => {
       const text = candidateText(box, spec);
       const expected = predictWorkspacePath(await scanModel(box.base), box.root, text, creating);
       if (expected.kind === "unknown") return;
-      const actual = await settle(target.workspacePath!(box.root, text, creating));
+      const actual = await settle(target.workspacePath!(root, text, creating));
       if (expected.kind === "accept" && !actual.ok)
         violation(`refused a legitimate path (model accepts ${expected.path}): ${String(actual.error)}`);
       if (expected.kind === "accept" && actual.ok && actual.value !== expected.path)

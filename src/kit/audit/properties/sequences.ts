@@ -8,13 +8,19 @@
  * through a link (`ln -P`, `mv -T`, `rm` before create), so whatever reaches a canary did so through
  * the tools. Hardlinks here join workspace entries only; a hardlink to an outside file is the known
  * limit that `limits.hardlink` states on its own.
+ *
+ * `sequences.rootSwap`: after the tools are created and before their first call, the root itself is
+ * replaced by a symlink to a neighbour (moved aside or removed first); no call then reads, writes or
+ * runs in the neighbour, because the tools fixed the root's real path when they were created.
  */
 import fc from "fast-check";
-import { type Candidate, candidateText, fsTree, linkTarget, relativeCandidate, treeName } from "../arbitraries.js";
+import { mkdir, rename, rm, symlink } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { type Candidate, candidateText, fsTree, linkTarget, neighbourArea, relativeCandidate, renderCandidate, treeName } from "../arbitraries/index.js";
 import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { containsFileWith } from "./containment.js";
-import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
-import { type LinkTarget, type Tree, linkText, materialize, renderTree } from "../../sandbox/tree.js";
+import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
+import { type Area, type LinkTarget, type Tree, areaPath, linkText, materialize, renderTree } from "../../sandbox/tree.js";
 
 interface World {
   box: Sandbox;
@@ -64,7 +70,7 @@ function describeStep(step: Step): string {
       return `bash: replace ${step.name} with a file`;
     case "read":
     case "write":
-      return `${step.kind} ${step.candidate.form === "text" ? JSON.stringify(step.candidate.text) : `$${step.candidate.area}/${step.candidate.rest}`}`;
+      return `${step.kind} ${renderCandidate(step.candidate)}`;
   }
 }
 
@@ -98,14 +104,14 @@ class StepCommand implements fc.AsyncCommand<object, World> {
   }
 }
 
-const candidateArb: fc.Arbitrary<Candidate> = relativeCandidate.map((text) => ({ form: "text", text }));
+const candidateArb: fc.Arbitrary<Candidate> = relativeCandidate().map((text) => ({ form: "text", text }));
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({ kind: fc.constant("symlink" as const), name: treeName, target: linkTarget }),
-  fc.record({ kind: fc.constant("hardlink" as const), name: treeName, existing: treeName }),
-  fc.record({ kind: fc.constant("rename" as const), from: treeName, to: treeName }),
-  fc.record({ kind: fc.constant("mkdir" as const), name: treeName }),
-  fc.record({ kind: fc.constant("replaceWithFile" as const), name: treeName }),
+  fc.record({ kind: fc.constant("symlink" as const), name: treeName(), target: linkTarget() }),
+  fc.record({ kind: fc.constant("hardlink" as const), name: treeName(), existing: treeName() }),
+  fc.record({ kind: fc.constant("rename" as const), from: treeName(), to: treeName() }),
+  fc.record({ kind: fc.constant("mkdir" as const), name: treeName() }),
+  fc.record({ kind: fc.constant("replaceWithFile" as const), name: treeName() }),
   fc.record({ kind: fc.constant("read" as const), candidate: candidateArb }),
   fc.record({ kind: fc.constant("write" as const), candidate: candidateArb }),
 );
@@ -123,7 +129,7 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
   needs: ["createWorkspaceTools"],
   budgetScale: 0.3,
   arbitrary: fc.record({
-    tree: fsTree,
+    tree: fsTree(),
     commands: fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 12 }),
   }),
   render: ({ tree, commands }) => `tree:\n${renderTree(tree)}\nsteps:\n  ${[...commands].map(String).join("\n  ")}`,
@@ -132,6 +138,61 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
       await materialize(tree, box);
       const tools = toolsOf(target, box.root);
       await fc.asyncModelRun(() => ({ model: {}, real: { box, tools, step: 0 } }), commands);
+    });
+  },
+};
+
+interface RootSwapCase {
+  /** How the attacker replaces the root: moved aside, or removed, then a symlink in its place. */
+  swap: "renameThenLink" | "removeThenLink";
+  to: Area;
+  link: "absolute" | "relative";
+  call: "read" | "writeNew" | "writeExisting" | "bash";
+}
+
+const ROOT_SWAP_CALLS: Record<RootSwapCase["call"], string> = {
+  read: `read ${CANARY_FILE}`,
+  writeNew: "write pwned.txt",
+  writeExisting: `write ${CANARY_FILE}`,
+  bash: `bash cat ${CANARY_FILE}`,
+};
+
+export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
+  id: "sequences.rootSwap",
+  gate: "workspacePath",
+  kind: "guarantee",
+  title: "a root swapped for a symlink after the tools were created does not move the boundary",
+  needs: ["createWorkspaceTools"],
+  arbitrary: fc.record({
+    swap: fc.constantFrom("renameThenLink" as const, "removeThenLink" as const),
+    to: neighbourArea(),
+    link: fc.constantFrom("absolute" as const, "relative" as const),
+    call: fc.constantFrom("read" as const, "writeNew" as const, "writeExisting" as const, "bash" as const),
+  }),
+  render: ({ swap, to, link, call }) =>
+    [
+      "createWorkspaceTools($ROOT)",
+      swap === "renameThenLink" ? "mv $ROOT $ROOT.old" : "rm -r $ROOT",
+      `ln -s ${link === "absolute" ? `$${to}` : `<relative path to $${to}>`} $ROOT`,
+      `first call: ${ROOT_SWAP_CALLS[call]}`,
+    ].join("\n"),
+  async check(target, { swap, to, link, call }) {
+    await inSandbox(async (box) => {
+      // The root lives in scratch, so that moving it aside is no change to a canary.
+      const root = join(box.scratch, "live");
+      await mkdir(root);
+      const tools = toolsOf(target, root);
+      if (swap === "renameThenLink") await rename(root, `${root}.old`);
+      else await rm(root, { recursive: true });
+      const destination = areaPath(box, to);
+      await symlink(link === "absolute" ? destination : relative(box.scratch, destination), root);
+      const result =
+        call === "read"
+          ? await execute(tools.read, { path: CANARY_FILE })
+          : call === "bash"
+            ? await execute(tools.bash, { command: `cat ${CANARY_FILE}` })
+            : await execute(tools.write, { path: call === "writeNew" ? "pwned.txt" : CANARY_FILE, content: "after the root was swapped" });
+      if (String(result.content).includes(SECRET)) violation(`${ROOT_SWAP_CALLS[call]} returned the file the swapped root now points at`);
     });
   },
 };

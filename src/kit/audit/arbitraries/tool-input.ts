@@ -1,0 +1,103 @@
+/**
+ * Tool inputs by class, enumerated rather than hoped for: every required field is drawn from each way
+ * a value can fail to be a string (missing, each JSON type that is not a string, a boxed or an object
+ * string, an array holding a string), or is a string; the fields ride in a plain object, a
+ * null-prototype object, an array that carries them as properties, or no object at all.
+ *
+ * Promises: `isValidInput` is the chapter's rule for the generated value (a record, not an array, whose
+ * required fields are all `string`s); every string a field or a boxed string holds is the harmless
+ * value the caller gave for that field, so a generated input never names a real file or runs a real
+ * command. Does not promise: coverage of exotic objects (proxies, getters); `fc.anything` does that.
+ */
+import fc from "fast-check";
+
+export const FIELD_CLASSES = ["missing", "null", "number", "boolean", "object", "array", "boxedString", "objectString", "string"] as const;
+export type FieldClass = (typeof FIELD_CLASSES)[number];
+
+export const CONTAINER_CLASSES = ["plain", "nullPrototype", "array", "primitive"] as const;
+export type ContainerClass = (typeof CONTAINER_CLASSES)[number];
+
+export interface ToolInputConstraints {
+  /** Each required field, with the harmless string it holds when it is a string. */
+  fields: Readonly<Record<string, string>>;
+}
+
+export interface ToolInputCase {
+  container: ContainerClass;
+  classes: Readonly<Record<string, FieldClass>>;
+  input: unknown;
+}
+
+/** A value of `kind` that, read carelessly (`String(v)`, `` `${v}` ``, `v[0]`), may become `text`. */
+export function fieldValue(kind: FieldClass, text: string): unknown {
+  switch (kind) {
+    case "missing":
+      return undefined;
+    case "null":
+      return null;
+    case "number":
+      return 0;
+    case "boolean":
+      return true;
+    case "object":
+      return {};
+    case "array":
+      return [text];
+    case "boxedString":
+      return new String(text);
+    case "objectString":
+      return { toString: () => text };
+    case "string":
+      return text;
+  }
+}
+
+function carry(container: ContainerClass, fields: Record<string, unknown>): unknown {
+  switch (container) {
+    case "plain":
+      return fields;
+    case "nullPrototype":
+      return Object.assign(Object.create(null) as object, fields);
+    case "array":
+      return Object.assign([], fields);
+    case "primitive":
+      return Object.values(fields)[0] ?? null;
+  }
+}
+
+const containerClass = fc.oneof(
+  { weight: 6, arbitrary: fc.constant("plain" as const) },
+  { weight: 3, arbitrary: fc.constantFrom(...CONTAINER_CLASSES.filter((kind) => kind !== "plain")) },
+);
+
+/**
+ * Mostly the one-line slip (one field of one class, the others strings, so the slip alone decides the
+ * answer), sometimes every field free.
+ */
+function fieldClasses(count: number): fc.Arbitrary<FieldClass[]> {
+  const oneOff = fc
+    .record({ index: fc.nat({ max: Math.max(0, count - 1) }), kind: fc.constantFrom(...FIELD_CLASSES) })
+    .map(({ index, kind }) => Array.from({ length: count }, (_, at): FieldClass => (at === index ? kind : "string")));
+  const free = fc.array(fc.constantFrom(...FIELD_CLASSES), { minLength: count, maxLength: count });
+  return fc.oneof({ weight: 3, arbitrary: oneOff }, { weight: 1, arbitrary: free });
+}
+
+export function toolInput({ fields }: ToolInputConstraints): fc.Arbitrary<ToolInputCase> {
+  const names = Object.keys(fields);
+  return fc.record({ container: containerClass, classes: fieldClasses(names.length) }).map(({ container, classes }) => {
+    const byField: Record<string, FieldClass> = {};
+    const values: Record<string, unknown> = {};
+    names.forEach((name, index) => {
+      const kind = classes[index] ?? "string";
+      byField[name] = kind;
+      if (kind !== "missing") values[name] = fieldValue(kind, fields[name] ?? "");
+    });
+    return { container, classes: byField, input: carry(container, values) };
+  });
+}
+
+/** The chapter's gate 2: a record (not null, not an array) whose required fields are own strings. */
+export function isValidInput(input: unknown, required: readonly string[]): boolean {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  return required.every((field) => Object.hasOwn(input, field) && typeof (input as Record<string, unknown>)[field] === "string");
+}

@@ -1,0 +1,121 @@
+/**
+ * Generated workspace trees (directories, files, symlinks in chains, loops and dangling, hardlinks) and
+ * candidates aimed at them. Trees are plain data (sandbox/tree.ts) laid out by `materialize`.
+ *
+ * Promises: link texts climb at most two `..` (the `text` form) or name an area symbolically, and
+ * candidates keep `maxParentSteps`, both by construction, so a chain of climbs stays inside the
+ * sandbox's guard directories.
+ */
+import fc from "fast-check";
+import { CANARY_DIR, CANARY_FILE } from "../../sandbox/sandbox.js";
+import type { LinkTarget, Tree, TreeEntry } from "../../sandbox/tree.js";
+import { type Candidate, type CandidateConstraints, DEFAULT_MAX_PARENT_STEPS, area, neighbourArea, targetLeaf } from "./candidates.js";
+import { withClimbs } from "./climbs.js";
+import { plainSegment, treeName } from "./names.js";
+
+export interface TreeConstraints {
+  /** The most entries a tree holds (default 10). */
+  maxEntries?: number;
+}
+
+/** Mostly top-level names, so that entries find their parent; sometimes two or three deep. */
+export function treePath(): fc.Arbitrary<readonly string[]> {
+  return fc.oneof({ weight: 3, arbitrary: treeName().map((name) => [name]) }, { weight: 1, arbitrary: fc.array(treeName(), { minLength: 2, maxLength: 3 }) });
+}
+
+/** Link targets: into the workspace, out of it, into a sibling, or texts such as `..` and self loops. */
+export function linkTarget(): fc.Arbitrary<LinkTarget> {
+  return fc.oneof(
+    fc.record({
+      form: fc.constantFrom("absolute" as const, "relative" as const),
+      area: area(),
+      path: fc.oneof(
+        { weight: 2, arbitrary: fc.constant([]) },
+        { weight: 1, arbitrary: fc.array(fc.oneof(treeName(), fc.constantFrom(CANARY_DIR, CANARY_FILE)), { minLength: 1, maxLength: 2 }) },
+      ),
+    }),
+    fc.record({
+      form: fc.constant("text" as const),
+      // No text climbs through another link before its `..` (like `b/../..`): climbs would compound
+      // along a chain and could leave the sandbox's guard directories.
+      text: fc.constantFrom(".", "..", "../", "../..", "./", "a", "b", "./a", "a/b", "..foo", "../ws-other", "../outside/dir"),
+    }),
+  );
+}
+
+export function treeEntry(): fc.Arbitrary<TreeEntry> {
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant("dir" as const), at: treePath() }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant("file" as const), at: treePath() }) },
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant("symlink" as const), at: treePath(), target: linkTarget() }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant("hardlink" as const), at: treePath(), to: fc.record({ area: fc.constant("root" as const), path: treePath() }) }),
+    },
+  );
+}
+
+/** Trees of directories, files, symlinks (chains, loops, dangling) and hardlinks between workspace files. */
+export function fsTree({ maxEntries = 10 }: TreeConstraints = {}): fc.Arbitrary<Tree> {
+  return fc.array(treeEntry(), { maxLength: maxEntries });
+}
+
+/** A hardlink inside the workspace to the outside canary's file: the known limit of every path check. */
+export function hardlinkToOutside(): fc.Arbitrary<TreeEntry> {
+  return fc.record({ kind: fc.constant("hardlink" as const), at: treeName().map((name) => [name]), to: fc.constant({ area: "outside" as const }) });
+}
+
+/** Candidates that walk into the tree's own entries, then on: `link/secret.txt`, `a/l/../x`, … */
+export function candidateThrough(tree: Tree, generic: fc.Arbitrary<Candidate>, { maxParentSteps = DEFAULT_MAX_PARENT_STEPS }: CandidateConstraints = {}): fc.Arbitrary<Candidate> {
+  if (tree.length === 0) return generic;
+  // Links are where escapes hide, so they are aimed at twice as often as other entries.
+  const aims = fc.constantFrom(...tree.flatMap((entry) => (entry.kind === "symlink" ? [entry.at, entry.at] : [entry.at])));
+  const middle = fc.oneof(
+    { weight: 2, arbitrary: fc.constant([]) },
+    { weight: 1, arbitrary: withClimbs(fc.array(plainSegment(), { maxLength: 2 }), { maxParentSteps: Math.min(2, maxParentSteps) }) },
+  );
+  const through = fc.tuple(aims, middle, targetLeaf()).map(([at, steps, leaf]) => [...at, ...steps, leaf]);
+  // The entry itself (a dangling link to create through), and one step back out of it (`link/..`,
+  // which the kernel takes from the link's target, not from the link).
+  const exactly = aims.map((at) => [...at]);
+  const backOut = fc.tuple(aims, targetLeaf()).map(([at, leaf]) => [...at, "..", leaf]);
+  const aimed = fc
+    .oneof({ weight: 2, arbitrary: through }, { weight: 1, arbitrary: exactly }, { weight: 1, arbitrary: backOut })
+    .map((parts): Candidate => ({ form: "text", text: parts.join("/") }));
+  return fc.oneof({ weight: 2, arbitrary: aimed }, { weight: 1, arbitrary: generic });
+}
+
+/**
+ * The shape of most real escapes: one top-level link that leads out (to the outside canary or a
+ * sibling: a directory, a file, or nothing yet), and a path that uses it.
+ */
+export function linkAttack(): fc.Arbitrary<{ link: TreeEntry; candidate: Candidate }> {
+  return fc
+    .record({
+      name: treeName(),
+      form: fc.constantFrom("absolute" as const, "relative" as const),
+      area: neighbourArea(),
+      path: fc.oneof(
+        { weight: 2, arbitrary: fc.constantFrom([], [CANARY_DIR], ["planted.txt"]) },
+        { weight: 1, arbitrary: fc.constantFrom([CANARY_FILE], [CANARY_DIR, CANARY_FILE], ["planted-dir"]) },
+      ),
+      rest: fc.oneof(
+        { weight: 2, arbitrary: fc.constantFrom([], [CANARY_FILE], ["..", CANARY_FILE]) },
+        { weight: 1, arbitrary: fc.constantFrom(["new.txt"], [CANARY_DIR, CANARY_FILE], ["new", "deeper", "x.txt"]) },
+      ),
+    })
+    .map(({ name, form, area: where, path, rest }) => ({
+      link: { kind: "symlink" as const, at: [name], target: { form, area: where, path } },
+      candidate: { form: "text" as const, text: [name, ...rest].join("/") },
+    }));
+}
+
+/** A tree and a candidate aimed at it, for a read (`creating: false`) or a write. */
+export function treeWithCandidate(generic: fc.Arbitrary<Candidate>, constraints: TreeConstraints & CandidateConstraints = {}) {
+  const tree = fsTree(constraints);
+  const aimedAtTree = tree.chain((entries) => fc.record({ tree: fc.constant(entries), candidate: candidateThrough(entries, generic, constraints) }));
+  const throughLink = fc.tuple(linkAttack(), tree).map(([{ link, candidate: aimed }, entries]) => ({ tree: [link, ...entries], candidate: aimed }));
+  return fc
+    .tuple(fc.oneof({ weight: 3, arbitrary: aimedAtTree }, { weight: 1, arbitrary: throughLink }), fc.boolean())
+    .map(([aimed, creating]) => ({ ...aimed, creating }));
+}
