@@ -22,6 +22,8 @@ export interface AuditProperty<T = unknown> {
   needs: readonly ContractExport[];
   /** Share of the audit's `--runs` this property takes (a run of sequences costs many tool calls). */
   budgetScale?: number;
+  /** The most runs this property takes whatever the budget (a case that costs seconds of waiting). */
+  maxRuns?: number;
   arbitrary: fc.Arbitrary<T>;
   check(target: AuditTarget, value: T): Promise<void>;
   /** The counterexample as a reader wants it: the tree, the candidate, the call. */

@@ -1,5 +1,6 @@
-/** Every audit property, in report order: the field gate, the path gate, the size gate, the limits. */
+/** Every audit property, in report order: the field gate, the path gate, the size gate, bash's limits, the known limits. */
 import type { AuditProperty } from "../property.js";
+import { bashLimitsOutput, bashLimitsTimeout } from "./bash-limits.js";
 import { containmentLossyName, containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
 import { fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
@@ -25,5 +26,7 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   sequencesBash,
   sequencesRootSwap,
   truncationRead,
+  bashLimitsOutput,
+  bashLimitsTimeout,
   limitsHardlink,
 ];

@@ -1,0 +1,123 @@
+/**
+ * Gate 4's execution limits, against the defaults a target ships (`createWorkspaceTools(root)` with no
+ * options; the chapter's are 10 s, 64 KiB per stream, 64 KiB of output):
+ *
+ * - `bashLimits.output`: a flood on stdout, stderr or both that passes 64 KiB on one stream is stopped
+ *   (the command after it never runs), answered `isError`, with the stream and the limit named, and
+ *   the answer is at most 64 KiB and a line; output under 64 KiB per stream but over it together is
+ *   cut to 64 KiB, and the answer says how many characters it dropped.
+ * - `bashLimits.timeout`: a command that outlives 10 s is stopped, answered `isError` with the timeout
+ *   named. One case, and it costs what the target's timeout costs: 10 s of the audit's time for the
+ *   chapter's tools (`maxRuns: 1`); a target that has not answered 5 s later has failed.
+ */
+import fc from "fast-check";
+import { access } from "node:fs/promises";
+import { join } from "node:path";
+import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+
+/** The chapter's limits, which the audit holds a target's defaults to. */
+const OUTPUT_LIMIT = 64 * 1024;
+const TIMEOUT_MS = 10_000;
+/** How long past the timeout a target may take to answer: the kill and the reading of what is left. */
+const TIMEOUT_GRACE_MS = 5_000;
+/** Room for the line that names the rule or the cut, beside the 64 KiB of output. */
+const ANSWER_SLACK = 512;
+
+/** Created by the command after its flood: it exists only if the flood was not stopped. */
+const FINISHED = "flood-finished";
+
+type Stream = "stdout" | "stderr";
+
+type OutputCase =
+  /** One stream (or both, one after the other) passes the limit: the command must be stopped. */
+  | { kind: "flood"; streams: readonly Stream[]; bytes: number }
+  /** Each stream stays under the limit, together they pass it: the answer must be cut, and say so. */
+  | { kind: "together"; stdoutBytes: number; stderrBytes: number };
+
+const streams = fc.constantFrom<readonly Stream[]>(["stdout"], ["stderr"], ["stdout", "stderr"], ["stderr", "stdout"]);
+
+const outputCase: fc.Arbitrary<OutputCase> = fc.oneof(
+  fc.record({
+    kind: fc.constant("flood" as const),
+    streams,
+    bytes: fc.oneof(fc.integer({ min: OUTPUT_LIMIT + 1, max: OUTPUT_LIMIT + 4096 }), fc.constant(16 * 1024 * 1024)),
+  }),
+  fc
+    .tuple(fc.integer({ min: OUTPUT_LIMIT / 2 + 1, max: OUTPUT_LIMIT }), fc.integer({ min: OUTPUT_LIMIT / 2 + 1, max: OUTPUT_LIMIT }))
+    .map(([stdoutBytes, stderrBytes]) => ({ kind: "together" as const, stdoutBytes, stderrBytes })),
+);
+
+/** `bytes` characters of `char` on `stream`, made by the shell's own tools. */
+function emit(stream: Stream, bytes: number, char: string): string {
+  return `head -c ${bytes} /dev/zero | tr '\\0' ${char}${stream === "stderr" ? " >&2" : ""}`;
+}
+
+function commandFor(value: OutputCase): string {
+  if (value.kind === "together") return `${emit("stdout", value.stdoutBytes, "o")}; ${emit("stderr", value.stderrBytes, "e")}`;
+  return `${value.streams.map((stream) => emit(stream, value.bytes, stream === "stdout" ? "o" : "e")).join("; ")}; touch ${FINISHED}`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+export const bashLimitsOutput: AuditProperty<OutputCase> = {
+  id: "bashLimits.output",
+  gate: "bash limits",
+  kind: "guarantee",
+  title: "an output flood is stopped at 64 KiB per stream, and output over 64 KiB is cut, saying how much",
+  needs: ["createWorkspaceTools"],
+  budgetScale: 0.4,
+  arbitrary: outputCase,
+  render: (value) => `bash ${JSON.stringify(commandFor(value))}`,
+  async check(target, value) {
+    await inSandbox(async (box) => {
+      const result = await execute(toolsOf(target, box.root).bash, { command: commandFor(value) });
+      const content = String(result.content);
+      if (content.length > OUTPUT_LIMIT + ANSWER_SLACK) violation(`answered ${content.length} characters, over 64 KiB and a line`);
+      if (value.kind === "together") {
+        const dropped = value.stdoutBytes + value.stderrBytes - OUTPUT_LIMIT;
+        if (!content.includes(String(dropped))) violation(`cut ${value.stdoutBytes + value.stderrBytes} characters of output without saying that ${dropped} were dropped`);
+        return;
+      }
+      if (value.bytes >= 1024 * 1024 && (await exists(join(box.root, FINISHED)))) violation("the command ran on after its flood: it was not stopped");
+      if (result.isError !== true) violation(`a ${value.bytes}-byte flood on ${value.streams.join(" then ")} was answered as a success`);
+      const rule = content.split("\n", 1)[0] ?? "";
+      const [first] = value.streams;
+      if (!/65536|64 ?KiB/i.test(rule) || (first !== undefined && !rule.includes(first)))
+        violation(`the answer's first line does not name the limit (65536 bytes) and the stream (${first}): ${JSON.stringify(rule.slice(0, 200))}`);
+    });
+  },
+};
+
+export const bashLimitsTimeout: AuditProperty<null> = {
+  id: "bashLimits.timeout",
+  gate: "bash limits",
+  kind: "guarantee",
+  title: "a command that outlives 10 s is stopped, with the timeout named (one case, 10 s)",
+  needs: ["createWorkspaceTools"],
+  maxRuns: 1,
+  arbitrary: fc.constant(null),
+  render: () => `bash "exec sleep ${(2 * TIMEOUT_MS) / 1000}"`,
+  async check(target) {
+    await inSandbox(async (box) => {
+      const giveUp = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), TIMEOUT_MS + TIMEOUT_GRACE_MS);
+      });
+      const answer = execute(toolsOf(target, box.root).bash, { command: `exec sleep ${(2 * TIMEOUT_MS) / 1000}` }, giveUp.signal);
+      const result = await Promise.race([answer, late]).finally(() => clearTimeout(timer));
+      if (result === "late") {
+        giveUp.abort();
+        await answer;
+        violation(`no answer ${(TIMEOUT_MS + TIMEOUT_GRACE_MS) / 1000} s after the start of a command that outlives 10 s: it was not stopped`);
+      }
+      if (result.isError !== true) violation(`answered a command that outlived the timeout as a success: ${JSON.stringify(result)}`);
+      if (!/time ?out|timed out/i.test(String(result.content))) violation(`the answer does not name the timeout: ${JSON.stringify(String(result.content).slice(0, 200))}`);
+    });
+  },
+};

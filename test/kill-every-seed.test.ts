@@ -1,0 +1,42 @@
+// The enumerated classes of issue 16 die at the audit's default budget for every seed from 1 to 20,
+// not only at the kill matrix's seed: each catalogue row marked `everySeed` is run against each of
+// its catching properties, seeds 1..20, with the runs `workspace-gates audit` gives it by default.
+import { describe, expect, it } from "vitest";
+import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
+import { DEFAULT_RUNS } from "../src/kit/audit/command.js";
+import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { runProperty } from "../src/kit/audit/run.js";
+import { loadTarget } from "../src/kit/audit/target.js";
+
+const SEEDS = Array.from({ length: 20 }, (_, index) => index + 1);
+
+const property = (id: string) => {
+  const found = PROPERTIES.find((candidate) => candidate.id === id);
+  if (found === undefined) throw new Error(`catalogue names unknown property ${id}`);
+  return found;
+};
+
+describe("each enumerated class dies at the default budget for every seed 1..20", () => {
+  const rows = VULNERABLE_VARIANTS.filter((variant) => variant.everySeed === true);
+
+  it("covers the classes issue 16 names", () => {
+    expect(rows.map((row) => row.module).sort()).toEqual(
+      ["array-input", "bash-no-max-buffer", "bash-no-output-cut", "bash-no-timeout", "case-insensitive", "coerced-field", "lossy-name", "root-as-given", "root-swapped"].sort(),
+    );
+  });
+
+  it.each(rows.flatMap((row) => row.caughtBy.map((id) => [row.module, id] as const)))(
+    "%s is killed by %s",
+    async (module, id) => {
+      const target = await loadTarget(`fixtures/vulnerable/${module}.ts`);
+      const caught = property(id);
+      const runs = Math.max(1, Math.round(DEFAULT_RUNS * (caught.budgetScale ?? 1)));
+      // A case that waits out a timeout costs seconds and no CPU: those seeds run side by side.
+      const together = caught.maxRuns !== undefined;
+      const verdict = async (seed: number) => [seed, (await runProperty(caught, target, { seed, runs, stopAtFirstFailure: true })).status] as const;
+      const verdicts = together ? await Promise.all(SEEDS.map(verdict)) : await SEEDS.reduce(async (done, seed) => [...(await done), await verdict(seed)], Promise.resolve([] as (readonly [number, string])[]));
+      expect(verdicts.filter(([, status]) => status !== "failed").map(([seed]) => seed), `seeds where ${id} missed ${module} in ${runs} runs`).toEqual([]);
+    },
+    120_000,
+  );
+});
