@@ -50,13 +50,15 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
   const idle = idleSandboxes.get(rootName) ?? [];
   idleSandboxes.set(rootName, idle);
   const box = idle.pop() ?? (await createSandbox("workspace-gates-audit-", { rootName, parent: auditTempDir() }));
+  let canariesChecked = false;
   try {
     const answer = await body(box);
     const changes = await box.canaryChanges();
     if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`);
+    canariesChecked = true;
     return answer;
   } finally {
-    if (await box.reset()) idle.push(box);
+    if (await box.reset({ canariesChecked })) idle.push(box);
     else await box.dispose();
   }
 }

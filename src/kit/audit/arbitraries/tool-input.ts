@@ -65,30 +65,35 @@ function carry(container: ContainerClass, fields: Record<string, unknown>): unkn
   }
 }
 
-const containerClass = fc.oneof(
-  { weight: 6, arbitrary: fc.constant("plain" as const) },
-  { weight: 3, arbitrary: fc.constantFrom(...CONTAINER_CLASSES.filter((kind) => kind !== "plain")) },
-);
+const NON_STRING_FIELDS = FIELD_CLASSES.filter((kind) => kind !== "string");
+const NON_PLAIN_CONTAINERS = CONTAINER_CLASSES.filter((kind) => kind !== "plain");
 
 /**
- * Mostly the one-line slip (one field of one class, the others strings, so the slip alone decides the
- * answer), sometimes every field free.
+ * Mostly one slip at a time, so that the slip alone decides the answer: one field of one class in a
+ * plain object with every other field a string, or every field a string in another container; then
+ * valid input, and every field and the container free.
  */
-function fieldClasses(count: number): fc.Arbitrary<FieldClass[]> {
-  const oneOff = fc
-    .record({ index: fc.nat({ max: Math.max(0, count - 1) }), kind: fc.constantFrom(...FIELD_CLASSES) })
-    .map(({ index, kind }) => Array.from({ length: count }, (_, at): FieldClass => (at === index ? kind : "string")));
-  const free = fc.array(fc.constantFrom(...FIELD_CLASSES), { minLength: count, maxLength: count });
-  return fc.oneof({ weight: 3, arbitrary: oneOff }, { weight: 1, arbitrary: free });
+function classes(count: number): fc.Arbitrary<{ container: ContainerClass; kinds: FieldClass[] }> {
+  const strings = (): FieldClass[] => Array.from({ length: count }, () => "string" as const);
+  const fieldSlip = fc
+    .record({ index: fc.nat({ max: Math.max(0, count - 1) }), kind: fc.constantFrom(...NON_STRING_FIELDS) })
+    .map(({ index, kind }) => ({ container: "plain" as const, kinds: strings().map((string, at) => (at === index ? kind : string)) }));
+  const containerSlip = fc.constantFrom(...NON_PLAIN_CONTAINERS).map((container) => ({ container, kinds: strings() }));
+  const valid = fc.constantFrom<ContainerClass>("plain", "nullPrototype").map((container) => ({ container, kinds: strings() }));
+  const free = fc.record({
+    container: fc.constantFrom(...CONTAINER_CLASSES),
+    kinds: fc.array(fc.constantFrom(...FIELD_CLASSES), { minLength: count, maxLength: count }),
+  });
+  return fc.oneof({ weight: 3, arbitrary: fieldSlip }, { weight: 2, arbitrary: containerSlip }, { weight: 1, arbitrary: valid }, { weight: 1, arbitrary: free });
 }
 
 export function toolInput({ fields }: ToolInputConstraints): fc.Arbitrary<ToolInputCase> {
   const names = Object.keys(fields);
-  return fc.record({ container: containerClass, classes: fieldClasses(names.length) }).map(({ container, classes }) => {
+  return classes(names.length).map(({ container, kinds }) => {
     const byField: Record<string, FieldClass> = {};
     const values: Record<string, unknown> = {};
     names.forEach((name, index) => {
-      const kind = classes[index] ?? "string";
+      const kind = kinds[index] ?? "string";
       byField[name] = kind;
       if (kind !== "missing") values[name] = fieldValue(kind, fields[name] ?? "");
     });

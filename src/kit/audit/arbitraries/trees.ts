@@ -110,12 +110,33 @@ export function linkAttack(): fc.Arbitrary<{ link: TreeEntry; candidate: Candida
     }));
 }
 
-/** A tree and a candidate aimed at it, for a read (`creating: false`) or a write. */
-export function treeWithCandidate(generic: fc.Arbitrary<Candidate>, constraints: TreeConstraints & CandidateConstraints = {}) {
-  const tree = fsTree(constraints);
-  const aimedAtTree = tree.chain((entries) => fc.record({ tree: fc.constant(entries), candidate: candidateThrough(entries, generic, constraints) }));
-  const throughLink = fc.tuple(linkAttack(), tree).map(([{ link, candidate: aimed }, entries]) => ({ tree: [link, ...entries], candidate: aimed }));
+export interface Probe {
+  candidate: Candidate;
+  /** For a write (the path may not exist yet) rather than a read. */
+  creating: boolean;
+}
+
+export interface ProbeConstraints extends TreeConstraints, CandidateConstraints {
+  /** The most probes aimed at one tree (default 8): one tree laid out serves them all. */
+  maxProbes?: number;
+}
+
+/**
+ * A tree and probes aimed at it (through its links, or anywhere `generic` aims), each for a read
+ * (`creating: false`) or a write; in one case of four the tree opens with a link that leads out, and
+ * the first probe uses it.
+ */
+export function treeWithProbes(generic: fc.Arbitrary<Candidate>, constraints: ProbeConstraints = {}): fc.Arbitrary<{ tree: Tree; probes: Probe[] }> {
+  const { maxProbes = 8 } = constraints;
   return fc
-    .tuple(fc.oneof({ weight: 3, arbitrary: aimedAtTree }, { weight: 1, arbitrary: throughLink }), fc.boolean())
-    .map(([aimed, creating]) => ({ ...aimed, creating }));
+    .tuple(fc.option(linkAttack(), { freq: 3 }), fsTree(constraints))
+    .chain(([attack, entries]) => {
+      const tree = attack === null ? entries : [attack.link, ...entries];
+      const probe = fc.record({ candidate: candidateThrough(tree, generic, constraints), creating: fc.boolean() });
+      const first = attack === null ? probe : fc.record({ candidate: fc.constant(attack.candidate), creating: fc.boolean() });
+      return fc.record({
+        tree: fc.constant(tree),
+        probes: fc.tuple(first, fc.array(probe, { maxLength: maxProbes - 1 })).map(([head, rest]) => [head, ...rest]),
+      });
+    });
 }

@@ -16,13 +16,15 @@ import { lstat, readFile, readdir, readlink, realpath, symlink } from "node:fs/p
 import { basename, dirname, join, resolve } from "node:path";
 import {
   type Candidate,
+  type Probe,
+  type ProbeConstraints,
   type WorkspaceRoot,
   candidate,
   candidateText,
   renderCandidate,
   renderRoot,
   spellRoot,
-  treeWithCandidate,
+  treeWithProbes,
   workspaceRoot,
 } from "../arbitraries/index.js";
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
@@ -30,27 +32,28 @@ import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
 import { type Tree, materialize, renderTree } from "../../sandbox/tree.js";
 
-export interface ContainmentCase {
+export interface ContainmentCase<P extends Probe = Probe> {
   root: WorkspaceRoot;
   tree: Tree;
-  candidate: Candidate;
-  creating: boolean;
+  /** Every probe is tried against the one tree laid out for the case; canaries are compared after all. */
+  probes: readonly P[];
 }
 
-/** Cases of a tree and a candidate aimed at it, under a root of any name and spelling. */
-export function containmentCases(generic: fc.Arbitrary<Candidate>): fc.Arbitrary<ContainmentCase> {
-  return fc.tuple(workspaceRoot(), treeWithCandidate(generic)).map(([root, aimed]) => ({ root, ...aimed }));
+/** Cases of a tree and probes aimed at it, under a root of any name and spelling. */
+export function containmentCases(generic: fc.Arbitrary<Candidate>, constraints: ProbeConstraints = {}): fc.Arbitrary<ContainmentCase> {
+  return fc.tuple(workspaceRoot(), treeWithProbes(generic, constraints)).map(([root, aimed]) => ({ root, ...aimed }));
 }
 
 const containmentCase = containmentCases(candidate());
 
-export function renderCase({ root, tree, candidate: target, creating }: ContainmentCase, call?: string): string {
-  const text = renderCandidate(target);
-  return `${renderRoot(root)}\ntree:\n${renderTree(tree)}\ncandidate: ${text}${call === undefined ? ` (creating: ${creating})` : `\ncall: ${call}`}`;
+/** How a counterexample shows the case: the root, the tree, then each probe (and its extra lines). */
+export function renderCase<P extends Probe>({ root, tree, probes }: ContainmentCase<P>, call?: string, extra: (probe: P) => string = () => ""): string {
+  const lines = probes.map((probe) => `${call ?? (probe.creating ? "creating" : "existing")} ${renderCandidate(probe.candidate)}${extra(probe)}`);
+  return `${renderRoot(root)}\ntree:\n${renderTree(tree)}\n${probes.length === 1 ? "probe" : "probes, in order"}:\n  ${lines.join("\n  ")}`;
 }
 
 /** Runs `body` in a sandbox with the case's root name and tree, handing it the root as spelled. */
-export async function inCaseSandbox(value: ContainmentCase, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
+export async function inCaseSandbox(value: ContainmentCase<Probe>, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
   await inSandbox(
     async (box) => {
       await materialize(value.tree, box);
@@ -70,12 +73,14 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   render: (value) => renderCase(value),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {
-      const answer = await settle(target.workspacePath!(root, candidateText(box, value.candidate), value.creating));
-      if (!answer.ok) return;
-      if (typeof answer.value !== "string") violation(`workspacePath answered ${typeof answer.value}, not a path`);
-      const real = await canonicalExisting(answer.value);
-      // A path through a file or a loop names nothing a tool could open: refused by the kernel.
-      if (real !== undefined && !isUnder(box.root, real)) violation(`accepted ${answer.value}, which resolves to ${real}, outside ${box.root}`);
+      for (const probe of value.probes) {
+        const answer = await settle(target.workspacePath!(root, candidateText(box, probe.candidate), probe.creating));
+        if (!answer.ok) continue;
+        if (typeof answer.value !== "string") violation(`workspacePath answered ${typeof answer.value}, not a path`);
+        const real = await canonicalExisting(answer.value);
+        // A path through a file or a loop names nothing a tool could open: refused by the kernel.
+        if (real !== undefined && !isUnder(box.root, real)) violation(`accepted ${answer.value}, which resolves to ${real}, outside ${box.root}`);
+      }
     });
   },
 };
@@ -90,8 +95,11 @@ export const containmentRead: AuditProperty<ContainmentCase> = {
   render: (value) => renderCase(value, "read"),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {
-      const result = await execute(toolsOf(target, root).read, { path: candidateText(box, value.candidate) });
-      if (String(result.content).includes(SECRET)) violation(`read returned canary content: ${String(result.content).slice(0, 200)}`);
+      const { read } = toolsOf(target, root);
+      for (const probe of value.probes) {
+        const result = await execute(read, { path: candidateText(box, probe.candidate) });
+        if (String(result.content).includes(SECRET)) violation(`read returned canary content: ${String(result.content).slice(0, 200)}`);
+      }
     });
   },
 };
@@ -106,10 +114,13 @@ export const containmentWrite: AuditProperty<ContainmentCase> = {
   render: (value) => renderCase(value, "write"),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {
-      const marker = `written by the audit ${Math.random()}`;
-      const result = await execute(toolsOf(target, root).write, { path: candidateText(box, value.candidate), content: marker });
-      if (result.isError !== true && !(await containsFileWith(box.root, marker)))
-        violation(`write reported success (${result.content}) but no file inside the workspace holds the content`);
+      const { write } = toolsOf(target, root);
+      for (const [index, probe] of value.probes.entries()) {
+        const marker = `written by the audit, probe ${index} ${Math.random()}`;
+        const result = await execute(write, { path: candidateText(box, probe.candidate), content: marker });
+        if (result.isError !== true && !(await containsFileWith(box.root, marker)))
+          violation(`write of probe ${index} reported success (${result.content}) but no file inside the workspace holds the content`);
+      }
     });
   },
 };

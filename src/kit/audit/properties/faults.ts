@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import * as fsPromises from "node:fs/promises";
-import { candidateText, modelledCandidate } from "../arbitraries/index.js";
+import { type Probe, candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { type AuditProperty, execute, settle, toolsOf, violation } from "../property.js";
 import type { FsApi } from "../../../gates/workspace-path.js";
 import { type ContainmentCase, containmentCases, inCaseSandbox, renderCase } from "./containment.js";
@@ -21,16 +21,24 @@ export interface Fault {
   call: number;
 }
 
-export interface FaultCase extends ContainmentCase {
+export interface FaultProbe extends Probe {
   fault: Fault;
 }
 
-const faultCase: fc.Arbitrary<FaultCase> = fc
-  .tuple(
-    containmentCases(modelledCandidate()),
-    fc.record({ code: fc.constantFrom(...FAULT_CODES), operation: fc.constantFrom("lstat" as const, "realpath" as const), call: fc.nat({ max: 4 }) }),
-  )
-  .map(([aimed, fault]) => ({ ...aimed, fault }));
+export type FaultCase = ContainmentCase<FaultProbe>;
+
+const fault: fc.Arbitrary<Fault> = fc.record({
+  code: fc.constantFrom(...FAULT_CODES),
+  operation: fc.constantFrom("lstat" as const, "realpath" as const),
+  call: fc.nat({ max: 4 }),
+});
+
+/** Each probe of a containment case with a fault of its own. */
+const faultCase: fc.Arbitrary<FaultCase> = containmentCases(modelledCandidate()).chain((aimed) =>
+  fc
+    .array(fault, { minLength: aimed.probes.length, maxLength: aimed.probes.length })
+    .map((faults) => ({ ...aimed, probes: aimed.probes.map((probe, index) => ({ ...probe, fault: faults[index] ?? { code: "EIO", operation: "lstat", call: 0 } })) })),
+);
 
 /** The real `lstat`/`realpath`, except for one call that fails with the fault's code. */
 export function faultyFs(fault: Fault): { fsApi: FsApi; fired: () => boolean } {
@@ -54,8 +62,8 @@ export function faultyFs(fault: Fault): { fsApi: FsApi; fired: () => boolean } {
   return { fsApi, fired: () => fired };
 }
 
-const renderFault = (value: FaultCase, call?: string) =>
-  `${renderCase(value, call)}\nfault: call #${value.fault.call} of ${value.fault.operation} fails with ${value.fault.code}`;
+const renderFault = (value: FaultCase, call?: (probe: FaultProbe) => string) =>
+  renderCase(value, undefined, (probe) => `${call === undefined ? "" : ` (${call(probe)})`}, where call #${probe.fault.call} of ${probe.fault.operation} fails with ${probe.fault.code}`);
 
 export const faultsWorkspacePath: AuditProperty<FaultCase> = {
   id: "faults.workspacePath",
@@ -66,14 +74,15 @@ export const faultsWorkspacePath: AuditProperty<FaultCase> = {
   arbitrary: faultCase,
   render: (value) => renderFault(value),
   async check(target, value) {
-    const { candidate: spec, creating, fault } = value;
     await inCaseSandbox(value, async (box, root) => {
-      const { fsApi, fired } = faultyFs(fault);
-      const answer = await settle(target.workspacePath!(root, candidateText(box, spec), creating, fsApi));
-      if (!fired()) return;
-      if (answer.ok) violation(`accepted ${String(answer.value)} although ${fault.operation} failed with ${fault.code}`);
-      const code = (answer.error as NodeJS.ErrnoException | undefined)?.code;
-      if (code !== fault.code) violation(`${fault.code} from ${fault.operation} came out as ${String(code ?? answer.error)}`);
+      for (const { candidate: spec, creating, fault: injected } of value.probes) {
+        const { fsApi, fired } = faultyFs(injected);
+        const answer = await settle(target.workspacePath!(root, candidateText(box, spec), creating, fsApi));
+        if (!fired()) continue;
+        if (answer.ok) violation(`accepted ${String(answer.value)} although ${injected.operation} failed with ${injected.code}`);
+        const code = (answer.error as NodeJS.ErrnoException | undefined)?.code;
+        if (code !== injected.code) violation(`${injected.code} from ${injected.operation} came out as ${String(code ?? answer.error)}`);
+      }
     });
   },
 };
@@ -85,15 +94,17 @@ export const faultsTools: AuditProperty<FaultCase> = {
   title: "a tool whose path check meets an fs fault answers isError",
   needs: ["createWorkspaceTools"],
   arbitrary: faultCase,
-  render: (value) => renderFault(value, value.creating ? "write" : "read"),
+  render: (value) => renderFault(value, (probe) => (probe.creating ? "write" : "read")),
   async check(target, value) {
-    const { candidate: spec, creating, fault } = value;
     await inCaseSandbox(value, async (box, root) => {
-      const { fsApi, fired } = faultyFs(fault);
-      const tools = toolsOf(target, root, { fsApi });
-      const path = candidateText(box, spec);
-      const result = creating ? await execute(tools.write, { path, content: "fault probe" }) : await execute(tools.read, { path });
-      if (fired() && result.isError !== true) violation(`answered success (${String(result.content).slice(0, 120)}) although ${fault.operation} failed with ${fault.code}`);
+      for (const { candidate: spec, creating, fault: injected } of value.probes) {
+        const { fsApi, fired } = faultyFs(injected);
+        const tools = toolsOf(target, root, { fsApi });
+        const path = candidateText(box, spec);
+        const result = creating ? await execute(tools.write, { path, content: "fault probe" }) : await execute(tools.read, { path });
+        if (fired() && result.isError !== true)
+          violation(`answered success (${String(result.content).slice(0, 120)}) although ${injected.operation} failed with ${injected.code}`);
+      }
     });
   },
 };

@@ -58,25 +58,32 @@ function defuse(input: unknown): unknown {
   return copy;
 }
 
-export const fieldsTools: AuditProperty<{ tool: ToolName; input: unknown }> = {
+export const fieldsTools: AuditProperty<{ tool: ToolName; inputs: unknown[] }> = {
   id: "fields.tools",
   gate: "stringField",
   kind: "guarantee",
   title: "any input is answered, with the chapter's message exactly when a field is not a string",
   needs: ["createWorkspaceTools"],
+  // Several inputs per case, against one tool set: a call costs far less than a sandbox.
   arbitrary: toolName.chain((tool) =>
     fc
-      .oneof({ weight: 4, arbitrary: toolInput({ fields: PROBES[tool] }).map(({ input }) => input) }, { weight: 1, arbitrary: anyInput.map(defuse) })
-      .map((input) => ({ tool, input })),
+      .array(fc.oneof({ weight: 4, arbitrary: toolInput({ fields: PROBES[tool] }).map(({ input }) => input) }, { weight: 1, arbitrary: anyInput.map(defuse) }), {
+        minLength: 1,
+        maxLength: 8,
+      })
+      .map((inputs) => ({ tool, inputs })),
   ),
-  render: ({ tool, input }) => `${tool}.execute(${fc.stringify(input)})`,
-  async check(target, { tool, input }) {
+  render: ({ tool, inputs }) => inputs.map((input) => `${tool}.execute(${fc.stringify(input)})`).join("\n"),
+  async check(target, { tool, inputs }) {
     await inSandbox(async (box) => {
-      const result = await execute(toolsOf(target, box.root)[tool], input);
-      const valid = isPlainRecord(input) && REQUIRED[tool].every((field) => typeof input[field] === "string");
-      if (!valid && (result.content !== INVALID[tool] || result.isError !== true))
-        violation(`expected { content: ${JSON.stringify(INVALID[tool])}, isError: true }, got ${JSON.stringify(result)}`);
-      if (valid && result.content === INVALID[tool]) violation(`refused valid input as invalid`);
+      const tools = toolsOf(target, box.root);
+      for (const input of inputs) {
+        const result = await execute(tools[tool], input);
+        const valid = isPlainRecord(input) && REQUIRED[tool].every((field) => typeof input[field] === "string");
+        if (!valid && (result.content !== INVALID[tool] || result.isError !== true))
+          violation(`${tool}.execute(${fc.stringify(input)}): expected { content: ${JSON.stringify(INVALID[tool])}, isError: true }, got ${JSON.stringify(result)}`);
+        if (valid && result.content === INVALID[tool]) violation(`${tool}.execute(${fc.stringify(input)}): refused valid input as invalid`);
+      }
     });
   },
 };

@@ -18,9 +18,14 @@ interface PathPair {
 const rootName = fc.constantFrom("ws", "work", "Work", "a", "wé");
 const tailSegment = fc.constantFrom("..", ".", "", "..foo", "...", "x", "ws", "WS", "work", ...SIMILAR_PREFIX_SUFFIXES.map((s) => `ws${s}`));
 
-/** The part itself (index 0), or one of its string twins. */
+/**
+ * The part itself (index 0), or one of its string twins: the one-of-a-kind ones (letter case,
+ * normalization) as often as all the similar prefixes together.
+ */
 function twinOf(part: string, index: number): string {
-  const spellings = [part, ...rootTwins(part).flatMap(({ name }) => (typeof name === "string" ? [name] : []))];
+  const twins = rootTwins(part).flatMap(({ name }) => (typeof name === "string" ? [name] : []));
+  const [first, second] = twins;
+  const spellings = [part, part, first ?? part, second ?? part, twins[index % Math.max(1, twins.length)] ?? part];
   return spellings[index % spellings.length] ?? part;
 }
 

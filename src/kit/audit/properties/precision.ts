@@ -18,18 +18,21 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   arbitrary: containmentCases(modelledCandidate()),
   render: (value) => renderCase(value),
   async check(target, value) {
-    const { candidate: spec, creating } = value;
     await inCaseSandbox(value, async (box, root) => {
-      const text = candidateText(box, spec);
-      const expected = predictWorkspacePath(await scanModel(box.base), box.root, text, creating);
-      if (expected.kind === "unknown") return;
-      const actual = await settle(target.workspacePath!(root, text, creating));
-      if (expected.kind === "accept" && !actual.ok)
-        violation(`refused a legitimate path (model accepts ${expected.path}): ${String(actual.error)}`);
-      if (expected.kind === "accept" && actual.ok && actual.value !== expected.path)
-        violation(`accepted, but answered ${String(actual.value)} instead of ${expected.path}`);
-      if (expected.kind === "refuse" && actual.ok)
-        violation(`accepted ${String(actual.value)}, which the model refuses (${expected.reason})`);
+      // workspacePath changes nothing, so one scan of the tree models every probe.
+      const model = await scanModel(box.base);
+      for (const { candidate: spec, creating } of value.probes) {
+        const text = candidateText(box, spec);
+        const expected = predictWorkspacePath(model, box.root, text, creating);
+        if (expected.kind === "unknown") continue;
+        const actual = await settle(target.workspacePath!(root, text, creating));
+        if (expected.kind === "accept" && !actual.ok)
+          violation(`refused a legitimate path ${JSON.stringify(text)} (model accepts ${expected.path}): ${String(actual.error)}`);
+        if (expected.kind === "accept" && actual.ok && actual.value !== expected.path)
+          violation(`accepted ${JSON.stringify(text)}, but answered ${String(actual.value)} instead of ${expected.path}`);
+        if (expected.kind === "refuse" && actual.ok)
+          violation(`accepted ${JSON.stringify(text)} as ${String(actual.value)}, which the model refuses (${expected.reason})`);
+      }
     });
   },
 };
