@@ -15,9 +15,15 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
+import type fc from "fast-check";
+import { candidate, modelledCandidate } from "../src/kit/audit/arbitraries/index.js";
+import { containmentCases, containmentRead, containmentWorkspacePath, containmentWrite } from "../src/kit/audit/properties/containment.js";
+import { faultCases, faultsTools, faultsWorkspacePath } from "../src/kit/audit/properties/faults.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { precisionWorkspacePath } from "../src/kit/audit/properties/precision.js";
+import type { AuditProperty } from "../src/kit/audit/property.js";
 import { runProperty } from "../src/kit/audit/run.js";
-import { referenceTarget } from "../src/kit/audit/target.js";
+import { type AuditTarget, referenceTarget } from "../src/kit/audit/target.js";
 import type { Tool } from "../src/gates/tool.js";
 import { workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
@@ -283,6 +289,45 @@ const largeReadsSection: Section = {
     }),
 };
 
+/**
+ * The tree-based properties as the audit ran them before one tree served many probes: one probe per
+ * tree, sandboxes in the OS temp directory (on disk). Measured in the same run as today's form.
+ */
+const ONE_PROBE_PER_TREE = new Map<string, fc.Arbitrary<unknown>>([
+  [containmentWorkspacePath.id, containmentCases(candidate(), { maxProbes: 1 })],
+  [containmentRead.id, containmentCases(candidate(), { maxProbes: 1 })],
+  [containmentWrite.id, containmentCases(candidate(), { maxProbes: 1 })],
+  [precisionWorkspacePath.id, containmentCases(modelledCandidate(), { maxProbes: 1 })],
+  [faultsWorkspacePath.id, faultCases({ maxProbes: 1 })],
+  [faultsTools.id, faultCases({ maxProbes: 1 })],
+]);
+
+/** Cases judged per second: a probe of a tree-based property is one case, as one run used to be. */
+async function casesPerSecond(property: AuditProperty<unknown>, target: AuditTarget, runs: number): Promise<{ rate: number; cases: number; status: string }> {
+  let cases = 0;
+  const counted: AuditProperty<unknown> = {
+    ...property,
+    check: (checked, value) => {
+      cases += (value as { probes?: readonly unknown[] } | null)?.probes?.length ?? 1;
+      return property.check(checked, value);
+    },
+  };
+  const result = await runProperty(counted, target, { seed: 1, runs });
+  return { rate: (cases / Math.max(result.timeMs, 1)) * 1_000, cases, status: result.status };
+}
+
+/** Runs `body` with the audit's sandboxes in the OS temp directory instead of tmpfs. */
+async function onDisk<T>(body: () => Promise<T>): Promise<T> {
+  const before = process.env.TMPDIR;
+  process.env.TMPDIR = tmpdir();
+  try {
+    return await body();
+  } finally {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+  }
+}
+
 /** How many generated cases per second each audit property gets through on real temp directories. */
 const auditSection: Section = {
   name: "audit",
@@ -290,13 +335,22 @@ const auditSection: Section = {
     const reference = await referenceTarget();
     const rows: Row[] = [];
     for (const property of PROPERTIES) {
-      const runs = Math.max(5, Math.round(40 * (property.budgetScale ?? 1)));
-      const result = await runProperty(property, reference, { seed: 1, runs });
+      const runs = Math.min(property.maxRuns ?? Infinity, Math.max(5, Math.round(40 * (property.budgetScale ?? 1))));
+      const now = await casesPerSecond(property, reference, runs);
+      const oneProbe = ONE_PROBE_PER_TREE.get(property.id);
+      const before = oneProbe === undefined ? undefined : await onDisk(() => casesPerSecond({ ...property, arbitrary: oneProbe }, reference, runs));
       rows.push({
         section: "audit",
         measure: `audit ${property.id}: throughput`,
-        gated: { value: (result.runs / Math.max(result.timeMs, 1)) * 1_000, unit: "cases/s" },
-        note: `${result.runs} cases, ${result.status}`,
+        gated: { value: now.rate, unit: "cases/s" },
+        ...(before === undefined
+          ? {}
+          : {
+              bare: { label: "one probe per tree, on disk", value: before.rate, unit: "cases/s" as const },
+              ratio: now.rate / Math.max(before.rate, 1e-9),
+              target: { text: "≥ 10×", holds: now.rate >= 10 * before.rate },
+            }),
+        note: `${now.cases} cases, ${now.status}${before === undefined ? "" : `; before: ${before.cases} cases, ${before.status}`}`,
       });
     }
     return rows;

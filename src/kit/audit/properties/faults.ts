@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import * as fsPromises from "node:fs/promises";
-import { type Probe, candidateText, modelledCandidate } from "../arbitraries/index.js";
+import { type Probe, type ProbeConstraints, candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { type AuditProperty, execute, settle, toolsOf, violation } from "../property.js";
 import type { FsApi } from "../../../gates/workspace-path.js";
 import { type ContainmentCase, containmentCases, inCaseSandbox, renderCase } from "./containment.js";
@@ -34,11 +34,15 @@ const fault: fc.Arbitrary<Fault> = fc.record({
 });
 
 /** Each probe of a containment case with a fault of its own. */
-const faultCase: fc.Arbitrary<FaultCase> = containmentCases(modelledCandidate()).chain((aimed) =>
-  fc
-    .array(fault, { minLength: aimed.probes.length, maxLength: aimed.probes.length })
-    .map((faults) => ({ ...aimed, probes: aimed.probes.map((probe, index) => ({ ...probe, fault: faults[index] ?? { code: "EIO", operation: "lstat", call: 0 } })) })),
-);
+export function faultCases(constraints: ProbeConstraints = {}): fc.Arbitrary<FaultCase> {
+  return containmentCases(modelledCandidate(), constraints).chain((aimed) =>
+    fc
+      .array(fault, { minLength: aimed.probes.length, maxLength: aimed.probes.length })
+      .map((faults) => ({ ...aimed, probes: aimed.probes.map((probe, index) => ({ ...probe, fault: faults[index] ?? { code: "EIO", operation: "lstat", call: 0 } })) })),
+  );
+}
+
+const faultCase = faultCases();
 
 /** The real `lstat`/`realpath`, except for one call that fails with the fault's code. */
 export function faultyFs(fault: Fault): { fsApi: FsApi; fired: () => boolean } {
