@@ -1,14 +1,16 @@
 /**
- * The `workspace-gates` command: `audit` (attack an implementation) and `toctou` (show the race).
+ * The `workspace-gates` command: `audit` (attack an implementation), `merge` (its shards into one
+ * verdict) and `toctou` (show the race).
  *
  * Promises: exit codes are the command's own (see each command); an unknown command or a bad flag
  * prints the usage and exits 2.
  */
 import { auditCommand } from "./audit/command.js";
+import { mergeCommand } from "./audit/merge.js";
 import { type CliCommand, type CliIo, UsageError } from "./cli-command.js";
 import { toctouCommand } from "./toctou/command.js";
 
-const COMMANDS: readonly CliCommand[] = [auditCommand, toctouCommand];
+const COMMANDS: readonly CliCommand[] = [auditCommand, mergeCommand, toctouCommand];
 
 const USAGE = `usage: workspace-gates <command> [options]
 

@@ -1,5 +1,9 @@
 /**
- * `workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--only ID,...] [--path P]`
+ * `workspace-gates audit [MODULE] [--time S | --runs N] [--seed N] [--shard K/N] [--json FILE] [--only ID,...] [--path P]`
+ *
+ * The budget is time by default (`DEFAULT_TIME_SECONDS`, shared equally by the properties; a property
+ * capped by `maxRuns`, like the 10 s timeout case, runs its cases on top); `--runs N` asks for exactly
+ * N cases per property instead, for replays and for shards that must add up to one run.
  *
  * Promises: exit 0 when every guarantee holds (known limits may fail), 1 when any guarantee fails,
  * 2 when the audit cannot run (bad flag, unknown property, a module that fails to load, an unreadable
@@ -14,15 +18,27 @@ import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
 import { type AuditReport, isRegression, renderText, toJson } from "./report.js";
 import { runProperty } from "./run.js";
+import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "./shard.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "./target.js";
 
+/** Cases per property with `--runs` and no number; also the floor the kill matrix holds forks to. */
 export const DEFAULT_RUNS = 50;
 
-const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--baseline FILE] [--only ID[,ID...]] [--path P]
+/**
+ * The default budget: what fits, with the 10 s timeout case and start-up, in under a minute on a
+ * 2-core machine.
+ */
+export const DEFAULT_TIME_SECONDS = 40;
+
+const USAGE = `usage: workspace-gates audit [MODULE] [--time S | --runs N] [--seed N] [--shard K/N] [--json FILE] [--baseline FILE] [--only ID[,ID...]] [--path P]
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
                createWorkspaceTools (default: this package's implementation)
-  --runs N     generated cases per property (default ${DEFAULT_RUNS}; some properties scale it down)
+  --time S     seconds of cases, shared by the properties (default ${DEFAULT_TIME_SECONDS}; the one-case
+               timeout property adds 10 s)
+  --runs N     exactly N generated cases per property instead (some properties scale it down)
+  --shard K/N  run the K-th of N disjoint blocks of cases (merge the reports with
+               workspace-gates merge); with --runs, the N shards add up to one run
   --seed N     fast-check seed (default: random, printed)
   --json FILE  also write the results as JSON
   --baseline FILE
@@ -55,13 +71,22 @@ export const auditCommand: CliCommand = {
         return 2;
       }
     }
-    const report: AuditReport = { target: target.label, seed: options.seed, runs: options.runs, results: [] };
-    for (const property of PROPERTIES) {
-      if (options.only !== undefined && !options.only.includes(property.id)) continue;
-      const runs = Math.max(1, Math.round(options.runs * (property.budgetScale ?? 1)));
-      report.results.push(
-        await runProperty(property, target, { seed: options.seed, runs, ...(options.path === undefined ? {} : { path: options.path }) }),
-      );
+    const selected = PROPERTIES.filter((property) => options.only === undefined || options.only.includes(property.id));
+    const timed = selected.filter((property) => property.maxRuns === undefined).length;
+    const report: AuditReport = {
+      target: target.label,
+      seed: options.seed,
+      runs: options.runs ?? 0,
+      ...(options.runs === undefined ? { timeSeconds: options.time } : {}),
+      ...(options.shard === undefined ? {} : { shard: options.shard }),
+      results: [],
+    };
+    for (const property of selected) {
+      const budget =
+        options.runs === undefined
+          ? { runs: SHARD_STRIDE, firstRun: options.shard === undefined ? 0 : timedShardStart(options.shard), timeLimitMs: (options.time * 1_000) / Math.max(1, timed) }
+          : shardBlock(Math.max(1, Math.round(options.runs * (property.budgetScale ?? 1))), options.shard ?? { index: 1, count: 1 });
+      report.results.push(await runProperty(property, target, { seed: options.seed, ...budget, ...(options.path === undefined ? {} : { path: options.path }) }));
     }
     const prefix = process.env.npm_lifecycle_event === "audit" ? "npm run audit --" : "npx workspace-gates audit";
     io.stdout(renderText(report, prefix, options.module));
@@ -75,7 +100,10 @@ export const auditCommand: CliCommand = {
 
 interface AuditArgs {
   module?: string;
-  runs: number;
+  /** Exactly this many cases per property; undefined for a time budget. */
+  runs?: number;
+  time: number;
+  shard?: Shard;
   seed: number;
   json?: string;
   baseline?: string;
@@ -89,6 +117,8 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     allowPositionals: true,
     options: {
       runs: { type: "string" },
+      time: { type: "string" },
+      shard: { type: "string" },
       seed: { type: "string" },
       json: { type: "string" },
       baseline: { type: "string" },
@@ -102,9 +132,16 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
   if (unknown.length > 0) throw new UsageError(`unknown property: ${unknown.join(", ")}`);
   if (values.path !== undefined && (values.seed === undefined || only?.length !== 1))
     throw new UsageError("--path replays one case: give it with --seed and exactly one --only");
+  if (values.runs !== undefined && values.time !== undefined) throw new UsageError("--runs and --time are two budgets: give one");
+  const shard = values.shard === undefined ? undefined : parseShard(values.shard);
+  if (values.shard !== undefined && shard === undefined) throw new UsageError(`--shard must be K/N with 1 <= K <= N, got ${JSON.stringify(values.shard)}`);
+  if (shard !== undefined && values.seed === undefined) throw new UsageError("--shard needs --seed: every shard must draw from the same stream of cases");
   return {
     ...(positionals[0] === undefined ? {} : { module: positionals[0] }),
-    runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS),
+    // A replay runs one case: it needs no budget, and must not wait for one.
+    ...(values.runs !== undefined || values.path !== undefined ? { runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS) } : {}),
+    time: positiveInteger("--time", values.time, DEFAULT_TIME_SECONDS),
+    ...(shard === undefined ? {} : { shard }),
     seed: values.seed === undefined ? Math.floor(Math.random() * 0x7fffffff) : integer("--seed", values.seed),
     ...(values.json === undefined ? {} : { json: values.json }),
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),

@@ -7,11 +7,17 @@
  * `audit: N passed, N failed, N skipped`.
  */
 import type { PropertyResult } from "./run.js";
+import type { Shard } from "./shard.js";
 
 export interface AuditReport {
   target: string;
   seed: number;
+  /** Cases per property asked for; 0 under a time budget. */
   runs: number;
+  /** The time budget shared by the properties, when the budget was time. */
+  timeSeconds?: number;
+  /** The block of cases this run took, when it is one shard of several (shard.ts). */
+  shard?: Shard;
   results: PropertyResult[];
 }
 
@@ -19,6 +25,8 @@ export interface JsonReport {
   target: string;
   seed: number;
   runs: number;
+  timeSeconds?: number;
+  shard?: Shard;
   results: {
     id: string;
     gate: string;
@@ -52,6 +60,8 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string
     target: report.target,
     seed: report.seed,
     runs: report.runs,
+    ...(report.timeSeconds === undefined ? {} : { timeSeconds: report.timeSeconds }),
+    ...(report.shard === undefined ? {} : { shard: report.shard }),
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, module, result);
       return {
@@ -71,7 +81,9 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string
 }
 
 export function renderText(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): string {
-  const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${report.runs} runs per property)`, ""];
+  const budget = report.timeSeconds === undefined ? `${report.runs} runs per property` : `${report.timeSeconds} s shared by the properties`;
+  const shard = report.shard === undefined ? "" : `, shard ${report.shard.index}/${report.shard.count}`;
+  const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${budget}${shard})`, ""];
   const rows = report.results.map((result) => [result.gate, result.id, verdict(result), String(result.runs), `${(result.timeMs / 1000).toFixed(1)}s`]);
   const header = ["gate", "property", "verdict", "runs", "time"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));

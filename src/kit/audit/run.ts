@@ -17,6 +17,10 @@ export interface RunOptions {
   runs: number;
   /** Replays one shrunk case (fast-check's counterexample path), with `seed`. */
   path?: string;
+  /** Starts at this case of the seed's stream instead of the first (a shard's block, shard.ts). */
+  firstRun?: number;
+  /** Runs cases until this much time has passed (at most `runs`), instead of exactly `runs`. */
+  timeLimitMs?: number;
   /** Stop at the first failing case without shrinking it: enough to prove a property catches a bug. */
   stopAtFirstFailure?: boolean;
   timeoutMs?: number;
@@ -52,7 +56,9 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       seed: options.seed,
       numRuns: Math.min(options.runs, property.maxRuns ?? options.runs),
       timeout: options.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
-      ...(options.path === undefined ? {} : { path: options.path }),
+      // A path without `:` makes fast-check start at that case of the stream and run numRuns from there.
+      ...(options.path === undefined ? (options.firstRun ? { path: String(options.firstRun) } : {}) : { path: options.path }),
+      ...(options.timeLimitMs === undefined || property.maxRuns !== undefined ? {} : { interruptAfterTimeLimit: options.timeLimitMs, markInterruptAsFailure: false }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
     })
     .finally(disposeIdleSandboxes);

@@ -1,0 +1,94 @@
+/**
+ * `workspace-gates merge SHARD.json... [--json FILE]`: the verdict of one audit run in shards.
+ *
+ * Promises: the reports must be the shards 1..N of one run (same target, seed, budget and property
+ * list), each exactly once; otherwise nothing is merged and the exit code is 2, naming the shard that
+ * is missing or repeated. A property failed when any shard failed it (that shard's counterexample and
+ * replay are kept), was skipped when every shard skipped it, passed when every shard passed it; its
+ * runs are the shards' runs added up. Exit 1 when a guarantee failed, 0 otherwise, as `audit`.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
+import type { JsonReport } from "./report.js";
+
+type JsonResult = JsonReport["results"][number];
+
+/** Shards that do not make up one run. */
+export class MergeError extends Error {}
+
+export function mergeReports(reports: readonly JsonReport[]): JsonReport {
+  const [first] = reports;
+  if (first === undefined) throw new MergeError("no reports to merge");
+  const count = first.shard?.count;
+  if (count === undefined) throw new MergeError("the first report is not a shard (it has no shard field)");
+  const seen = new Set<number>();
+  for (const report of reports) {
+    const shard = report.shard;
+    if (shard === undefined) throw new MergeError(`a report of ${report.target} is not a shard`);
+    const differs = (["target", "seed", "runs", "timeSeconds"] as const).find((field) => report[field] !== first[field]);
+    if (differs !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} has another ${differs} (${String(report[differs])}) than shard ${first.shard?.index}/${count} (${String(first[differs])})`);
+    if (shard.count !== count) throw new MergeError(`shard ${shard.index}/${shard.count} belongs to a run of ${shard.count} shards, not ${count}`);
+    if (seen.has(shard.index)) throw new MergeError(`shard ${shard.index}/${count} is given twice`);
+    if (report.results.map((result) => result.id).join() !== first.results.map((result) => result.id).join())
+      throw new MergeError(`shard ${shard.index}/${count} ran other properties than shard ${first.shard?.index}/${count}`);
+    seen.add(shard.index);
+  }
+  const missing = Array.from({ length: count }, (_, index) => index + 1).filter((index) => !seen.has(index));
+  if (missing.length > 0) throw new MergeError(`missing shard${missing.length > 1 ? "s" : ""} ${missing.map((index) => `${index}/${count}`).join(", ")}`);
+  const ordered = [...reports].sort((a, b) => (a.shard?.index ?? 0) - (b.shard?.index ?? 0));
+  const { shard: _shard, ...common } = first;
+  return { ...common, results: first.results.map((result, position) => mergeResult(ordered.map((report) => report.results[position] ?? result))) };
+}
+
+function mergeResult(shards: readonly JsonResult[]): JsonResult {
+  const [first] = shards as [JsonResult, ...JsonResult[]];
+  const runs = shards.reduce((sum, result) => sum + result.runs, 0);
+  const timeMs = shards.reduce((sum, result) => sum + result.timeMs, 0);
+  const failed = shards.find((result) => result.status === "failed");
+  if (failed !== undefined) return { ...failed, runs, timeMs };
+  const statuses = new Set(shards.map((result) => result.status));
+  if (statuses.size > 1) throw new MergeError(`${first.id} was ${[...statuses].join(" in some shards and ")} in others`);
+  const { counterexample: _counterexample, reason: _reason, replay: _replay, ...passed } = first;
+  return { ...passed, runs, timeMs };
+}
+
+export function renderMerged(report: JsonReport, shards: number): string {
+  const lines = report.results.map((result) => {
+    const verdict = result.kind === "limit" && result.status === "failed" ? "known limit" : result.status === "failed" ? "FAILED" : result.status;
+    const detail = result.status === "failed" && result.kind === "guarantee" ? `\n    broken: ${result.reason ?? ""}\n    replay: ${result.replay ?? ""}` : "";
+    return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)}${detail}`;
+  });
+  const count = (status: string, kind?: string) => report.results.filter((result) => result.status === status && (kind === undefined || result.kind === kind)).length;
+  const cases = report.results.reduce((sum, result) => sum + result.runs, 0);
+  return `${[
+    `workspace-gates merge of ${shards} shards: ${report.target} (seed ${report.seed})`,
+    "",
+    ...lines,
+    "",
+    `merge: ${count("passed")} passed, ${count("failed", "guarantee")} failed, ${count("skipped")} skipped, ${cases} cases`,
+  ].join("\n")}\n`;
+}
+
+export const mergeCommand: CliCommand = {
+  name: "merge",
+  summary: "combine the --json reports of audit shards (--shard K/N) into one verdict",
+  usage: `usage: workspace-gates merge SHARD.json... [--json FILE]
+
+  SHARD.json   the --json reports of every shard of one audit run
+  --json FILE  also write the merged report as JSON`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "string" } } });
+    if (positionals.length === 0) throw new UsageError("give the shards' JSON reports");
+    let merged: JsonReport;
+    try {
+      const reports = await Promise.all(positionals.map(async (file) => JSON.parse(await readFile(file, "utf8")) as JsonReport));
+      merged = mergeReports(reports);
+    } catch (error) {
+      io.stderr(`merge: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
+    io.stdout(renderMerged(merged, positionals.length));
+    if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(merged, null, 2)}\n`);
+    return merged.results.some((result) => result.status === "failed" && result.kind === "guarantee") ? 1 : 0;
+  },
+};

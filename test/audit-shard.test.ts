@@ -1,0 +1,126 @@
+// Sharding: `--shard K/N` runs disjoint blocks of each property's cases that add up to the unsharded
+// run (the same cases, none twice, none lost), and `merge` turns the shards' reports into that run's
+// verdict and case count.
+import fc from "fast-check";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import type { AuditProperty } from "../src/kit/audit/property.js";
+import type { JsonReport } from "../src/kit/audit/report.js";
+import { runProperty } from "../src/kit/audit/run.js";
+import { parseShard, shardBlock } from "../src/kit/audit/shard.js";
+import { referenceTarget } from "../src/kit/audit/target.js";
+import { main } from "../src/kit/cli.js";
+
+async function cli(...argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  return { code, stdout, stderr };
+}
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "workspace-gates-shard-test-"));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe("shard blocks", () => {
+  it("cover every case of the budget exactly once, for any budget and shard count", () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 5_000 }), fc.integer({ min: 1, max: 64 }), (runs, count) => {
+        const cases = Array.from({ length: count }, (_, index) => shardBlock(runs, { index: index + 1, count })).flatMap(({ firstRun, runs: taken }) =>
+          Array.from({ length: taken }, (_, offset) => firstRun + offset),
+        );
+        expect(cases).toEqual(Array.from({ length: runs }, (_, index) => index));
+      }),
+    );
+  });
+
+  it.each([["0/4"], ["5/4"], ["1/0"], ["a/b"], ["1"], ["-1/2"]])("refuses %s", (text) => {
+    expect(parseShard(text)).toBeUndefined();
+  });
+});
+
+describe("a sharded run draws the unsharded run's cases", () => {
+  const recording = (property: AuditProperty<unknown>, seen: string[]): AuditProperty<unknown> => ({
+    ...property,
+    check: async (_target, value) => {
+      seen.push(fc.stringify(value));
+    },
+  });
+
+  it.each(["containment.read", "fields.tools", "isInside.win32"])("%s: four shards, the same cases in the same order", async (id) => {
+    const property = PROPERTIES.find((candidate) => candidate.id === id)!;
+    const target = await referenceTarget();
+    const whole: string[] = [];
+    await runProperty(recording(property, whole), target, { seed: 11, runs: 60 });
+    const sharded: string[] = [];
+    for (let index = 1; index <= 4; index++) await runProperty(recording(property, sharded), target, { seed: 11, ...shardBlock(60, { index, count: 4 }) });
+    expect(whole).toHaveLength(60);
+    expect(sharded).toEqual(whole);
+  });
+});
+
+describe("workspace-gates audit --shard and merge", () => {
+  const only = ["--only", "isInside.posix,containment.read,fields.nulBytes"];
+
+  async function shards(module: string[], count: number): Promise<string[]> {
+    const files: string[] = [];
+    for (let index = 1; index <= count; index++) {
+      const file = join(scratch, `${module.join("-").replaceAll("/", "_")}-${index}.json`);
+      await cli("audit", ...module, ...only, "--runs", "30", "--seed", "5", "--shard", `${index}/${count}`, "--json", file);
+      files.push(file);
+    }
+    return files;
+  }
+
+  it("four shards merged give the unsharded run's verdict and case count", async () => {
+    const wholeFile = join(scratch, "whole.json");
+    const whole = await cli("audit", ...only, "--runs", "30", "--seed", "5", "--json", wholeFile);
+    const mergedFile = join(scratch, "merged.json");
+    const merged = await cli("merge", ...(await shards([], 4)), "--json", mergedFile);
+    expect(merged.code, merged.stdout + merged.stderr).toBe(whole.code);
+    expect(whole.code).toBe(0);
+    const expected = (JSON.parse(await readFile(wholeFile, "utf8")) as JsonReport).results.map(({ id, status, runs }) => ({ id, status, runs }));
+    const actual = (JSON.parse(await readFile(mergedFile, "utf8")) as JsonReport).results.map(({ id, status, runs }) => ({ id, status, runs }));
+    expect(actual).toEqual(expected);
+    expect(merged.stdout).toMatch(/^merge: 3 passed, 0 failed, 0 skipped, 90 cases$/m);
+  });
+
+  it("a fork that one shard catches fails the merged verdict", async () => {
+    const module = ["fixtures/vulnerable/similar-prefix.ts"];
+    const whole = await cli("audit", ...module, ...only, "--runs", "30", "--seed", "5");
+    const merged = await cli("merge", ...(await shards(module, 4)));
+    expect(whole.code).toBe(1);
+    expect(merged.code, merged.stdout).toBe(1);
+    expect(merged.stdout).toMatch(/^isInside\.posix\s+FAILED/m);
+  });
+
+  it("refuses shards that do not make up one run: one missing, one twice, another seed", async () => {
+    const files = await shards([], 3);
+    const missing = await cli("merge", files[0]!, files[2]!);
+    expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining("missing shard 2/3") });
+    const twice = await cli("merge", files[0]!, files[1]!, files[1]!, files[2]!);
+    expect(twice).toMatchObject({ code: 2, stderr: expect.stringContaining("shard 2/3 is given twice") });
+    const other = join(scratch, "other-seed.json");
+    await cli("audit", ...only, "--runs", "30", "--seed", "6", "--shard", "2/3", "--json", other);
+    const mixed = await cli("merge", files[0]!, other, files[2]!);
+    expect(mixed).toMatchObject({ code: 2, stderr: expect.stringContaining("another seed") });
+  });
+
+  it.each([
+    [["audit", "--shard", "3/2", "--seed", "1"], /--shard must be K\/N/],
+    [["audit", "--shard", "1/2"], /--shard needs --seed/],
+    [["audit", "--runs", "5", "--time", "5"], /--runs and --time are two budgets/],
+    [["merge"], /give the shards' JSON reports/],
+  ])("%j is a usage error", async (argv, message) => {
+    const { code, stderr } = await cli(...argv);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+  });
+});
