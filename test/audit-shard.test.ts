@@ -2,32 +2,18 @@
 // run (the same cases, none twice, none lost), and `merge` turns the shards' reports into that run's
 // verdict and case count.
 import fc from "fast-check";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { cli, scratchDirectory } from "./support/cli.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { AuditProperty } from "../src/kit/audit/property.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { parseShard, shardBlock } from "../src/kit/audit/shard.js";
 import { referenceTarget } from "../src/kit/audit/target.js";
-import { main } from "../src/kit/cli.js";
 
-async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
-  return { code, stdout, stderr };
-}
-
-let scratch: string;
-beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), "workspace-gates-shard-test-"));
-});
-afterAll(async () => {
-  await rm(scratch, { recursive: true, force: true });
-});
+const scratch = scratchDirectory("workspace-gates-shard-test-");
 
 describe("shard blocks", () => {
   it("cover every case of the budget exactly once, for any budget and shard count", () => {
@@ -72,7 +58,7 @@ describe("workspace-gates audit --shard and merge", () => {
   async function shards(module: string[], count: number): Promise<string[]> {
     const files: string[] = [];
     for (let index = 1; index <= count; index++) {
-      const file = join(scratch, `${module.join("-").replaceAll("/", "_")}-${index}.json`);
+      const file = join(scratch.path, `${module.join("-").replaceAll("/", "_")}-${index}.json`);
       await cli("audit", ...module, ...only, "--runs", "30", "--seed", "5", "--shard", `${index}/${count}`, "--json", file);
       files.push(file);
     }
@@ -80,9 +66,9 @@ describe("workspace-gates audit --shard and merge", () => {
   }
 
   it("four shards merged give the unsharded run's verdict and case count", async () => {
-    const wholeFile = join(scratch, "whole.json");
+    const wholeFile = join(scratch.path, "whole.json");
     const whole = await cli("audit", ...only, "--runs", "30", "--seed", "5", "--json", wholeFile);
-    const mergedFile = join(scratch, "merged.json");
+    const mergedFile = join(scratch.path, "merged.json");
     const merged = await cli("merge", ...(await shards([], 4)), "--json", mergedFile);
     expect(merged.code, merged.stdout + merged.stderr).toBe(whole.code);
     expect(whole.code).toBe(0);
@@ -107,7 +93,7 @@ describe("workspace-gates audit --shard and merge", () => {
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining("missing shard 2/3") });
     const twice = await cli("merge", files[0]!, files[1]!, files[1]!, files[2]!);
     expect(twice).toMatchObject({ code: 2, stderr: expect.stringContaining("shard 2/3 is given twice") });
-    const other = join(scratch, "other-seed.json");
+    const other = join(scratch.path, "other-seed.json");
     await cli("audit", ...only, "--runs", "30", "--seed", "6", "--shard", "2/3", "--json", other);
     const mixed = await cli("merge", files[0]!, other, files[2]!);
     expect(mixed).toMatchObject({ code: 2, stderr: expect.stringContaining("another seed") });
