@@ -34,13 +34,16 @@ type OutputCase =
   /** Each stream stays under the limit, together they pass it: the answer must be cut, and say so. */
   | { kind: "together"; stdoutBytes: number; stderrBytes: number };
 
+/** Floods this large outlast any kill: their command can say whether it ran on after them. */
+const FAR_FLOOD = 16 * 1024 * 1024;
+
 const streams = fc.constantFrom<readonly Stream[]>(["stdout"], ["stderr"], ["stdout", "stderr"], ["stderr", "stdout"]);
 
 const outputCase: fc.Arbitrary<OutputCase> = fc.oneof(
   fc.record({
     kind: fc.constant("flood" as const),
     streams,
-    bytes: fc.oneof(fc.integer({ min: OUTPUT_LIMIT + 1, max: OUTPUT_LIMIT + 4096 }), fc.constant(16 * 1024 * 1024)),
+    bytes: fc.oneof(fc.integer({ min: OUTPUT_LIMIT + 1, max: OUTPUT_LIMIT + 4096 }), fc.constant(FAR_FLOOD)),
   }),
   fc
     .tuple(fc.integer({ min: OUTPUT_LIMIT / 2 + 1, max: OUTPUT_LIMIT }), fc.integer({ min: OUTPUT_LIMIT / 2 + 1, max: OUTPUT_LIMIT }))
@@ -54,7 +57,10 @@ function emit(stream: Stream, bytes: number, char: string): string {
 
 function commandFor(value: OutputCase): string {
   if (value.kind === "together") return `${emit("stdout", value.stdoutBytes, "o")}; ${emit("stderr", value.stderrBytes, "e")}`;
-  return `${value.streams.map((stream) => emit(stream, value.bytes, stream === "stdout" ? "o" : "e")).join("; ")}; touch ${FINISHED}`;
+  const floods = value.streams.map((stream) => emit(stream, value.bytes, stream === "stdout" ? "o" : "e")).join("; ");
+  // Only after a far flood: a flood just over the limit may end before the kill, and a `touch` the
+  // dying shell has already started would land in the next case's workspace.
+  return value.bytes >= FAR_FLOOD ? `${floods}; touch ${FINISHED}` : floods;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -83,7 +89,7 @@ export const bashLimitsOutput: AuditProperty<OutputCase> = {
         if (!content.includes(String(dropped))) violation(`cut ${value.stdoutBytes + value.stderrBytes} characters of output without saying that ${dropped} were dropped`);
         return;
       }
-      if (value.bytes >= 1024 * 1024 && (await exists(join(box.root, FINISHED)))) violation("the command ran on after its flood: it was not stopped");
+      if (value.bytes >= FAR_FLOOD && (await exists(join(box.root, FINISHED)))) violation("the command ran on after its flood: it was not stopped");
       if (result.isError !== true) violation(`a ${value.bytes}-byte flood on ${value.streams.join(" then ")} was answered as a success`);
       const rule = content.split("\n", 1)[0] ?? "";
       const [first] = value.streams;
