@@ -164,7 +164,7 @@ describe("the fork baseline", () => {
   it("is committed for every property: guarantees passed, known limits failed", async () => {
     const baseline = JSON.parse(await readFile("fixtures/baseline.json", "utf8")) as JsonReport;
     expect(baseline.results.map((result) => result.id), "regenerate with npm run baseline").toEqual(PROPERTIES.map((property) => property.id));
-    for (const result of baseline.results) expect(result.status, result.id).toBe(result.kind === "limit" ? "failed" : "passed");
+    for (const result of baseline.results) expect(result.status, result.id).toBe(result.kind === "limit" || AWAITING_FIX.has(result.id) ? "failed" : "passed");
   });
 
   it("passes the reference against its own baseline", async () => {
