@@ -157,7 +157,7 @@ export const containmentLossyName: AuditProperty<LossyCase> = {
         const tools = toolsOf(target, box.root);
         const path = `lnk/${leaf}`;
         const result = operation === "read" ? await execute(tools.read, { path }) : await execute(tools.write, { path, content: `through ${basename(box.root)}` });
-        if (String(result.content).includes(SECRET)) violation(`read returned the raw-named twin's file: ${String(result.content).slice(0, 200)}`);
+        if (String(result.content).includes(SECRET)) violation("read returned the file of the twin whose raw name decodes to the root's");
       },
       { rootName: LOSSY_ROOT },
     );
