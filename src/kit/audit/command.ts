@@ -17,11 +17,12 @@ import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js
 import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
 import { type AuditReport, isRegression, renderText, toJson } from "./report.js";
-import { runProperty } from "./run.js";
+import type { AuditProperty } from "./property.js";
+import { type PropertyResult, runProperty } from "./run.js";
 import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "./shard.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "./target.js";
 
-/** Cases per property with `--runs` and no number; also the floor the kill matrix holds forks to. */
+/** Cases per property with `--runs` and no number; also the floor of the time budget, which the kill matrix holds forks to. */
 export const DEFAULT_RUNS = 50;
 
 /**
@@ -34,8 +35,8 @@ const USAGE = `usage: workspace-gates audit [MODULE] [--time S | --runs N] [--se
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
                createWorkspaceTools (default: this package's implementation)
-  --time S     seconds of cases, shared by the properties (default ${DEFAULT_TIME_SECONDS}; the one-case
-               timeout property adds 10 s)
+  --time S     seconds of cases, shared by the properties, each running at least the
+               cases of --runs ${DEFAULT_RUNS} (default ${DEFAULT_TIME_SECONDS}; the one-case timeout property adds 10 s)
   --runs N     exactly N generated cases per property instead (some properties scale it down)
   --shard K/N  run the K-th of N disjoint blocks of cases (merge the reports with
                workspace-gates merge); with --runs, the N shards add up to one run
@@ -82,11 +83,16 @@ export const auditCommand: CliCommand = {
       results: [],
     };
     for (const property of selected) {
-      const budget =
+      const floor = Math.max(1, Math.round((options.runs ?? DEFAULT_RUNS) * (property.budgetScale ?? 1)));
+      report.results.push(
         options.runs === undefined
-          ? { runs: SHARD_STRIDE, firstRun: options.shard === undefined ? 0 : timedShardStart(options.shard), timeLimitMs: (options.time * 1_000) / Math.max(1, timed) }
-          : shardBlock(Math.max(1, Math.round(options.runs * (property.budgetScale ?? 1))), options.shard ?? { index: 1, count: 1 });
-      report.results.push(await runProperty(property, target, { seed: options.seed, ...budget, ...(options.path === undefined ? {} : { path: options.path }) }));
+          ? await runWithinTime(property, target, options.seed, options.shard === undefined ? 0 : timedShardStart(options.shard), floor, (options.time * 1_000) / Math.max(1, timed))
+          : await runProperty(property, target, {
+              seed: options.seed,
+              ...shardBlock(floor, options.shard ?? { index: 1, count: 1 }),
+              ...(options.path === undefined ? {} : { path: options.path }),
+            }),
+      );
     }
     const prefix = process.env.npm_lifecycle_event === "audit" ? "npm run audit --" : "npx workspace-gates audit";
     io.stdout(renderText(report, prefix, options.module));
@@ -97,6 +103,19 @@ export const auditCommand: CliCommand = {
     return comparison.regressions.length > 0 ? 1 : 0;
   },
 };
+
+/**
+ * A time budget that never runs fewer cases than `--runs`' default would: first exactly `floor` cases
+ * (the kill matrix holds every fork to dying within those, whatever the machine's speed), then, from
+ * the next case of the same stream, as many as the rest of `timeLimitMs` allows.
+ */
+async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, seed: number, firstRun: number, floor: number, timeLimitMs: number): Promise<PropertyResult> {
+  const first = await runProperty(property, target, { seed, firstRun, runs: floor });
+  const left = timeLimitMs - first.timeMs;
+  if (first.status !== "passed" || left <= 0 || property.maxRuns !== undefined) return first;
+  const more = await runProperty(property, target, { seed, firstRun: firstRun + floor, runs: SHARD_STRIDE - floor, timeLimitMs: left });
+  return { ...more, runs: first.runs + more.runs, timeMs: first.timeMs + more.timeMs };
+}
 
 interface AuditArgs {
   module?: string;
