@@ -32,6 +32,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { type RootTwin, rootTwins } from "./root-twins.js";
 
+export { SIMILAR_PREFIX_SUFFIXES } from "./root-twins.js";
+
 export const SECRET = "CANARY-SECRET-7f3a";
 
 /** The file every canary directory holds, and the subdirectory of the outside canary. */
