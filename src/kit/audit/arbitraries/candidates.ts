@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { basename } from "node:path";
 import { CANARY_DIR, CANARY_FILE, GUARD_DEPTH, type Sandbox } from "../../sandbox/sandbox.js";
 import { type Area, areaPath } from "../../sandbox/tree.js";
-import { withClimbs } from "./climbs.js";
+import { parentSteps, withClimbs } from "./climbs.js";
 import { plainSegment, treeName } from "./names.js";
 
 export type Candidate =
@@ -91,25 +91,26 @@ export function absoluteCandidate(constraints: CandidateConstraints = {}): fc.Ar
 }
 
 /** Windows spellings: separators, drives, drive-relative, UNC and device prefixes, at most two `..`. */
-export function windowsCandidate(): fc.Arbitrary<string> {
+export function windowsCandidate({ maxParentSteps = 2 }: CandidateConstraints = {}): fc.Arbitrary<string> {
+  const spellings = [
+    "..\\outside\\secret.txt",
+    "..\\ws-other\\secret.txt",
+    "a\\..\\..\\outside\\secret.txt",
+    "..\\../outside/secret.txt",
+    "C:\\Windows\\win.ini",
+    "D:\\x",
+    "C:foo",
+    "c:/x",
+    "\\\\server\\share\\x",
+    "\\\\?\\C:\\x",
+    "\\\\.\\C:\\x",
+    "\\\\?\\UNC\\server\\share\\x",
+    "\\",
+    "WS\\A",
+  ].filter((text) => parentSteps(text) <= maxParentSteps);
   return fc.oneof(
-    fc.constantFrom(
-      "..\\outside\\secret.txt",
-      "..\\ws-other\\secret.txt",
-      "a\\..\\..\\outside\\secret.txt",
-      "..\\../outside/secret.txt",
-      "C:\\Windows\\win.ini",
-      "D:\\x",
-      "C:foo",
-      "c:/x",
-      "\\\\server\\share\\x",
-      "\\\\?\\C:\\x",
-      "\\\\.\\C:\\x",
-      "\\\\?\\UNC\\server\\share\\x",
-      "\\",
-      "WS\\A",
-    ),
-    withClimbs(fc.array(fc.oneof(treeName(), fc.constant(".")), { minLength: 1, maxLength: 4 }), { maxParentSteps: 2 }).chain((parts) =>
+    fc.constantFrom(...spellings),
+    withClimbs(fc.array(fc.oneof(treeName(), fc.constant(".")), { minLength: 1, maxLength: 4 }), { maxParentSteps: Math.min(2, maxParentSteps) }).chain((parts) =>
       fc.constantFrom(parts.join("\\"), parts.join("/"), parts.map((p, i) => (i % 2 ? `\\${p}` : `/${p}`)).join("").slice(1)),
     ),
   );
@@ -123,7 +124,7 @@ export function nulCandidate({ maxParentSteps = DEFAULT_MAX_PARENT_STEPS }: Cand
   return fc.oneof(
     fc.constantFrom("\0", "a\0", "a\0b", "x.txt\0.png"),
     fc
-      .tuple(treeName(), fc.integer({ min: 1, max: Math.max(1, maxParentSteps) }), fc.constantFrom(`outside/${CANARY_FILE}`, "new.txt"))
+      .tuple(treeName(), fc.integer({ min: 0, max: maxParentSteps }), fc.constantFrom(`outside/${CANARY_FILE}`, "new.txt"))
       .map(([name, climbs, leaf]) => `${name}\0/${"../".repeat(climbs)}${leaf}`),
   );
 }
@@ -143,7 +144,7 @@ export function candidate(constraints: CandidateConstraints = {}): fc.Arbitrary<
   return fc.oneof(
     { weight: 6, arbitrary: relativeCandidate(constraints).map(asText) },
     { weight: 3, arbitrary: besideCandidate(constraints) },
-    { weight: 2, arbitrary: windowsCandidate().map(asText) },
+    { weight: 2, arbitrary: windowsCandidate({ maxParentSteps: Math.min(2, constraints.maxParentSteps ?? 2) }).map(asText) },
     { weight: 3, arbitrary: nulCandidate(constraints).map(asText) },
     { weight: 1, arbitrary: longCandidate().map(asText) },
     { weight: 4, arbitrary: absoluteCandidate(constraints) },
@@ -155,7 +156,7 @@ export function modelledCandidate(constraints: CandidateConstraints = {}): fc.Ar
   return fc.oneof(
     { weight: 6, arbitrary: relativeCandidate(constraints).map(asText) },
     { weight: 3, arbitrary: besideCandidate(constraints) },
-    { weight: 1, arbitrary: windowsCandidate().map(asText) },
+    { weight: 1, arbitrary: windowsCandidate({ maxParentSteps: Math.min(2, constraints.maxParentSteps ?? 2) }).map(asText) },
     { weight: 3, arbitrary: absoluteCandidate(constraints) },
   );
 }

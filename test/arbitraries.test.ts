@@ -1,0 +1,107 @@
+// The audit's arbitraries keep their promises: bounds by construction, every enumerated class drawn,
+// the root's twins and spellings what they claim to be.
+import fc from "fast-check";
+import { realpath } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  CONTAINER_CLASSES,
+  FIELD_CLASSES,
+  ROOT_NAMES,
+  ROOT_SPELLINGS,
+  candidate,
+  isValidInput,
+  nulCandidate,
+  parentSteps,
+  spellRoot,
+  toolInput,
+  windowsCandidate,
+} from "../src/kit/audit/arbitraries/index.js";
+import { rootTwins } from "../src/kit/sandbox/root-twins.js";
+import { type Sandbox, createSandbox, displayBytes } from "../src/kit/sandbox/sandbox.js";
+
+describe("candidates", () => {
+  it.each([0, 1, 3, 5])("never climb more than maxParentSteps = %i", (maxParentSteps) => {
+    fc.assert(
+      fc.property(candidate({ maxParentSteps }), (value) => {
+        const steps =
+          value.form === "text" ? parentSteps(value.text) : value.form === "beside" ? value.detour.length + 1 + parentSteps(value.rest) : parentSteps(value.rest);
+        // A beside candidate must step out of the root once, whatever the bound.
+        expect(steps).toBeLessThanOrEqual(Math.max(maxParentSteps, value.form === "beside" ? 1 : 0));
+      }),
+    );
+  });
+
+  it("Windows spellings climb at most two levels, NUL candidates hold a NUL", () => {
+    fc.assert(fc.property(windowsCandidate(), (text) => parentSteps(text) <= 2));
+    fc.assert(fc.property(nulCandidate(), (text) => text.includes("\0")));
+  });
+});
+
+describe("tool inputs by class", () => {
+  const fields = { path: "probe.txt", content: "probe" };
+  const sample = fc.sample(toolInput({ fields }), { seed: 1, numRuns: 2_000 });
+
+  it("draws every field class and every container", () => {
+    for (const kind of FIELD_CLASSES) expect(sample.some((value) => Object.values(value.classes).includes(kind)), kind).toBe(true);
+    for (const container of CONTAINER_CLASSES) expect(sample.some((value) => value.container === container), container).toBe(true);
+  });
+
+  it("labels each input with the classes that decide the chapter's answer", () => {
+    for (const { container, classes, input } of sample) {
+      const valid = (container === "plain" || container === "nullPrototype") && Object.values(classes).every((kind) => kind === "string");
+      expect(isValidInput(input, Object.keys(fields)), `${container} ${JSON.stringify(classes)}`).toBe(valid);
+    }
+  });
+
+  it("puts no string anywhere but the harmless ones it was given", () => {
+    const harmless = new Set(Object.values(fields));
+    const strings = (value: unknown): string[] => {
+      if (typeof value === "string") return [value];
+      if (value instanceof String) return [String(value)];
+      if (typeof value !== "object" || value === null) return [];
+      return Object.values(value).flatMap((inner: unknown) => (typeof inner === "function" ? [String((inner as () => unknown)())] : strings(inner)));
+    };
+    for (const { input } of sample) for (const text of strings(input)) expect(harmless).toContain(text);
+  });
+});
+
+describe("the root's twins", () => {
+  it.each(ROOT_NAMES.map((name) => [name]))("of %j: none is the root, letter case first, each once", (root) => {
+    const twins = rootTwins(root);
+    const keys = twins.map(({ name }) => (typeof name === "string" ? name : name.toString("hex")));
+    expect(keys).not.toContain(root);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(twins[0]).toEqual({ transform: "letter case", name: [...root].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join("") });
+  });
+
+  it("a normalization twin is the same text in another form", () => {
+    const twin = rootTwins("wé").find(({ transform }) => transform === "normalization");
+    expect(twin?.name).not.toBe("wé");
+    expect((twin?.name as string).normalize("NFC")).toBe("wé");
+  });
+
+  it("the lossy twin decodes to the root's own name, from other bytes", () => {
+    const root = "w\uFFFDs";
+    const twin = rootTwins(root).find(({ transform }) => transform === "lossy byte")?.name as Buffer;
+    expect(twin.toString("utf8")).toBe(root);
+    expect(twin.equals(Buffer.from(root))).toBe(false);
+    expect(displayBytes(twin)).toBe("w\\xFFs");
+  });
+});
+
+describe("root spellings", () => {
+  let box: Sandbox;
+  beforeAll(async () => {
+    box = await createSandbox("workspace-gates-arbitraries-test-", { rootName: "w s" });
+  });
+  afterAll(async () => {
+    await box.dispose();
+  });
+
+  it.each(ROOT_SPELLINGS.map((spelling) => [spelling]))("%s names the sandbox's root", async (spelling) => {
+    const spelled = await spellRoot(box, spelling);
+    expect(await realpath(spelled)).toBe(box.root);
+    if (spelling !== "canonical") expect(spelled).not.toBe(box.root);
+    await box.reset();
+  });
+});
