@@ -1,3 +1,5 @@
+// The kill matrix: every vulnerable fork in fixtures/vulnerable/ is failed by the properties its
+// catalogue entry names, the unmodified template passes, and docs/lessons/ shows the committed matrix.
 import fc from "fast-check";
 import { readFile, readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";

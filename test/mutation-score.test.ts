@@ -1,6 +1,6 @@
 // The mutation summary: Stryker's score per file, the bars of this repository, staleness against the
 // files as they are now, and the committed summary with the page generated from it.
-import { readFile } from "node:fs/promises";
+import { readFile, readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
 import {
@@ -17,6 +17,7 @@ import {
   summarizeRun,
   tally,
 } from "./support/mutation-summary.js";
+import { CHEAPEST_FIRST } from "../vitest.stryker.config.js";
 
 const STATIC = 'Static mutant (and "ignoreStatic" was enabled)';
 
@@ -116,4 +117,9 @@ describe("the committed summary of the last mutation runs", () => {
     expect(text).not.toMatch(/"\/(?:work|home|tmp|root|Users)\//);
     expect(text).not.toContain("import ");
   });
+});
+
+it("the order Stryker runs test files in names every test file, so a new one is placed, not guessed", async () => {
+  const files = (await readdir("test")).filter((name) => name.endsWith(".test.ts")).map((name) => name.replace(/\.test\.ts$/, ""));
+  expect([...CHEAPEST_FIRST].sort()).toEqual(files.sort());
 });

@@ -1,3 +1,5 @@
+// `workspace-gates toctou`: the chapter's tools escape when a directory is swapped right after the
+// check, the verified tools do not, verdicts rest on evidence, the race adds up, and bad flags are refused.
 import { existsSync } from "node:fs";
 import * as fsPromises from "node:fs/promises";
 import { mkdtemp, readFile, readdir, realpath, rm } from "node:fs/promises";
