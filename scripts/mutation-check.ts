@@ -7,8 +7,7 @@
  * summary cannot be read. Files of the rest that changed since are listed, not failed
  * (test/support/mutation-summary.ts says why).
  */
-import { GATE_FILES } from "../stryker.config.mjs";
-import { RUNS, SUMMARY_FILE, currentHashes, judge, readSummary, renderText } from "../test/support/mutation-summary.js";
+import { RUNS, SUMMARY_FILE, currentHashes, judge, readSummary, renderText, repositoryBars } from "../test/support/mutation-summary.js";
 
 async function main(): Promise<number> {
   const summary = await readSummary().catch((error: unknown) => {
@@ -16,9 +15,10 @@ async function main(): Promise<number> {
     return undefined;
   });
   if (summary === undefined) return 2;
-  const files = [...new Set([...GATE_FILES, ...RUNS.flatMap((run) => Object.keys(summary[run]))])];
-  const verdict = judge(summary, await currentHashes(files));
-  console.log(renderText(verdict));
+  const bars = await repositoryBars();
+  const files = [...new Set([...bars.gates, ...RUNS.flatMap((run) => Object.keys(summary[run]))])];
+  const verdict = judge(summary, await currentHashes(files), bars);
+  console.log(renderText(verdict, bars));
   if (verdict.staleRest.length > 0)
     console.log(`${verdict.staleRest.length} files of the rest changed since the rest run; re-measure them with npm run mutate:rest when you change them`);
   for (const failure of verdict.failures) console.error(`mutate:check: ${failure}`);

@@ -9,9 +9,11 @@ import {
   type MutationSummary,
   SUMMARY_FILE,
   formatScore,
+  gateFiles,
   judge,
   readSummary,
   renderMarkdown,
+  repositoryBars,
   score,
   sha256,
   summarizeRun,
@@ -92,6 +94,14 @@ describe("judge: the bars of this repository", () => {
     expect(JSON.stringify(entry)).not.toContain("src/gate.ts");
   });
 
+  it("reads the gate files from paths and globs as Stryker does", async () => {
+    expect(await gateFiles(["src/gates/fields.ts", "src/kit/toctou/*.ts", "src/**/approval.ts"])).toEqual([
+      "src/agent/approval.ts",
+      "src/gates/fields.ts",
+      ...(await readdir("src/kit/toctou")).filter((name) => name.endsWith(".ts")).map((name) => `src/kit/toctou/${name}`).sort(),
+    ].sort());
+  });
+
   it("lists the gate files first", () => {
     const { rows } = judge(summary({ "src/a.ts": ["Killed"], "src/gate.ts": ["Killed"], "src/b.ts": ["Killed"] }, gates), unchanged, bars);
     expect(rows.map((row) => [row.file, row.gate])).toEqual([
@@ -108,7 +118,7 @@ describe("the committed summary of the last mutation runs", () => {
   it("meets the bars, and docs/mutation.md shows exactly its scores and reasons", async () => {
     const committed = await readSummary();
     const asMeasured = (file: string) => committed.gates[file]?.sha256 ?? committed.rest[file]?.sha256;
-    expect(judge(committed, asMeasured).failures).toEqual([]);
+    expect(judge(committed, asMeasured, { ...(await repositoryBars()), gates: Object.keys(committed.gates) }).failures).toEqual([]);
     expect(await readSectionFromFile(MUTATION_SECTION)).toBe(wrapSection(MUTATION_SECTION, renderMarkdown(committed)));
   });
 

@@ -16,7 +16,7 @@
  * checker; `npm test` type-checks, so they fail the build anyway) or crash the run.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readFile, readdir } from "node:fs/promises";
 import { GATE_BAR, GATE_FILES } from "../../stryker.config.mjs";
 import { REST_BAR } from "../../stryker.rest.config.mjs";
 import type { GeneratedSection } from "./generated-section.js";
@@ -146,13 +146,26 @@ export interface Bars {
   restBar: number;
 }
 
-const BARS: Bars = { gates: GATE_FILES, gateBar: GATE_BAR, restBar: REST_BAR };
+/**
+ * The gate files as `GATE_FILES` names them (paths, or globs with `*` and `**`) matched against the
+ * files under src/ now.
+ */
+export async function gateFiles(patterns: readonly string[] = GATE_FILES): Promise<string[]> {
+  const files = (await readdir("src", { recursive: true })).map((file) => `src/${file.split("\\").join("/")}`);
+  const regexes = patterns.map((pattern) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replaceAll("**/", "\u0000").replaceAll("*", "[^/]*").replaceAll("\u0000", "(?:.*/)?")}$`));
+  return files.filter((file) => regexes.some((regex) => regex.test(file))).sort();
+}
+
+/** This repository's bars, with the gate files as they are now. */
+export async function repositoryBars(): Promise<Bars> {
+  return { gates: await gateFiles(), gateBar: GATE_BAR, restBar: REST_BAR };
+}
 
 /**
  * The summary against the bars. `current` maps a file to the SHA-256 of its content now (undefined when
  * the file is gone); pass the summary's own hashes to judge the scores alone.
  */
-export function judge(summary: MutationSummary, current: (file: string) => string | undefined, bars: Bars = BARS): Verdict {
+export function judge(summary: MutationSummary, current: (file: string) => string | undefined, bars: Bars): Verdict {
   const failures: string[] = [];
   const rowOf = (run: RunName, file: string): Row => {
     const entry = summary[run][file] as FileSummary;
@@ -188,7 +201,7 @@ function cells(label: string, row: { tally: Tally; score: number | undefined }):
   return [label, formatScore(row.score), ...[detected, undetected, equivalent, notRun, invalid].map(String)];
 }
 
-function groups(verdict: Verdict, bars: Bars): { heading: string; rows: string[][] }[] {
+function groups(verdict: Verdict, bars: Omit<Bars, "gates">): { heading: string; rows: string[][] }[] {
   const files = (gate: boolean) => verdict.rows.filter((row) => row.gate === gate).map((row) => cells(row.file, row));
   return [
     { heading: `gate code (bar ${bars.gateBar} % per file)`, rows: files(true) },
@@ -197,7 +210,7 @@ function groups(verdict: Verdict, bars: Bars): { heading: string; rows: string[]
 }
 
 /** The table for a terminal, with the files that changed since their run marked. */
-export function renderText(verdict: Verdict, bars: Bars = BARS): string {
+export function renderText(verdict: Verdict, bars: Bars): string {
   const stale = new Set(verdict.rows.filter((row) => row.stale).map((row) => row.file));
   const line = ([file = "", ...numbers]: string[]) => [file.padEnd(44), ...numbers.map((cell) => cell.padStart(11))].join(" ");
   return [
@@ -209,10 +222,11 @@ export function renderText(verdict: Verdict, bars: Bars = BARS): string {
 
 /**
  * The page's tables: the scores and every equivalent mutant's reason, from the summary alone (so the
- * page changes only when the summary does; whether a file changed since is mutate:check's to say).
+ * page changes only when the summary does; whether a file changed since, or joined the gate code, is
+ * mutate:check's to say).
  */
-export function renderMarkdown(summary: MutationSummary, bars: Bars = BARS): string {
-  const verdict = judge(summary, () => undefined, bars);
+export function renderMarkdown(summary: MutationSummary, bars: Omit<Bars, "gates"> = { gateBar: GATE_BAR, restBar: REST_BAR }): string {
+  const verdict = judge(summary, () => undefined, { ...bars, gates: Object.keys(summary.gates) });
   const row = (values: string[]) => `| ${values.join(" | ")} |`;
   const code = (file: string) => (file.includes("/") ? `\`${file}\`` : file);
   const tables = groups(verdict, bars).map(({ heading, rows }) =>
