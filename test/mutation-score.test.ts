@@ -90,7 +90,7 @@ describe("judge: the bars of this repository", () => {
 
   it("keeps each equivalent mutant's reason, and no source text", () => {
     const entry = summary({ "src/gate.ts": ["Killed", "Equivalent"] }, gates).gates["src/gate.ts"];
-    expect(entry?.equivalents).toEqual([{ line: 0, mutator: "?", reason: "cannot change the result because …" }]);
+    expect(entry?.equivalents).toEqual([{ line: 0, mutator: "?", replacement: "", reason: "cannot change the result because …" }]);
     expect(JSON.stringify(entry)).not.toContain("src/gate.ts");
   });
 

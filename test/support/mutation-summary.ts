@@ -39,6 +39,7 @@ export interface Mutant {
   status: string;
   statusReason?: string;
   mutatorName?: string;
+  replacement?: string;
   location?: { start: { line: number } };
 }
 
@@ -56,6 +57,8 @@ export interface Tally {
 export interface Equivalent {
   line: number;
   mutator: string;
+  /** What the mutant puts in place of the original code, cut to a readable length. */
+  replacement: string;
   /** The reason written after the Stryker disable comment; `null` when the comment gives none. */
   reason: string | null;
 }
@@ -115,12 +118,20 @@ export function summarizeRun(results: StrykerResults): Record<string, FileSummar
         .map((mutant) => ({
           line: mutant.location?.start.line ?? 0,
           mutator: mutant.mutatorName ?? "?",
+          replacement: shorten(mutant.replacement ?? ""),
           reason: mutant.statusReason === undefined || mutant.statusReason === NO_REASON ? null : mutant.statusReason,
         }))
         .sort((a, b) => a.line - b.line || a.mutator.localeCompare(b.mutator));
       return [file, { sha256: sha256(source), tally: tally(mutants), equivalents }];
     }),
   );
+}
+
+const REPLACEMENT_MAX = 40;
+
+function shorten(code: string): string {
+  const line = code.replace(/\s+/g, " ").trim();
+  return line.length <= REPLACEMENT_MAX ? line : `${line.slice(0, REPLACEMENT_MAX - 1)}…`;
 }
 
 export interface Row {
@@ -236,9 +247,9 @@ export function renderMarkdown(summary: MutationSummary, bars: Omit<Bars, "gates
   const reasons = [
     "**equivalent mutants, each with the reason its disable comment gives**",
     "",
-    row(["file", "line", "mutator", "reason"]),
-    "|---|--:|---|---|",
-    ...equivalents.map((equivalent) => row([code(equivalent.file), String(equivalent.line), equivalent.mutator, equivalent.reason?.replaceAll("|", "\\|") ?? "**none given**"])),
+    row(["file", "line", "mutator", "mutant", "reason"]),
+    "|---|--:|---|---|---|",
+    ...equivalents.map((equivalent) => row([code(equivalent.file), String(equivalent.line), equivalent.mutator, `\`${equivalent.replacement.replaceAll("|", "\\|")}\``, equivalent.reason?.replaceAll("|", "\\|") ?? "**none given**"])),
   ].join("\n");
   return [...tables, reasons].join("\n\n");
 }
