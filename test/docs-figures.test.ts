@@ -23,6 +23,9 @@ describe("docs/toctou.md: the race figures", () => {
     expect(run("verified")?.read.escapes).toBe(0);
     expect(run("verified")?.write.escapes).toBe(0);
     expect(run("verified")?.sideEffects).toEqual({ filesWithContent: 0, emptyFiles: 0, directories: 0, other: 0 });
+    // docs/toctou.md: the verified tools "make fewer calls in the same time".
+    const calls = (tools: string) => (run(tools)?.read.calls ?? 0) + (run(tools)?.write.calls ?? 0);
+    expect(calls("verified")).toBeLessThan(calls("chapter"));
   });
 });
 

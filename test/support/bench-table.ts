@@ -55,6 +55,6 @@ export function renderBench({ machine, seconds, rows }: BenchFigures): string {
     toLine(header.map(() => "---")),
     ...lines.map(toLine),
     "",
-    `Node ${machine.node}, ${machine.platform}, ${machine.cpus} CPUs, load average ${machine.loadAverage.toFixed(2)} at the start; the bench took ${seconds.toFixed(0)} s.`,
+    `Sections measured: ${[...new Set(rows.map((row) => row.section))].join(", ")}. Node ${machine.node}, ${machine.platform}, ${machine.cpus} CPUs, load average ${machine.loadAverage.toFixed(2)} at the start; the bench took ${seconds.toFixed(0)} s.`,
   ].join("\n");
 }
