@@ -1,8 +1,10 @@
 // Every figure in docs/ comes from a script: each generated table equals what its script draws from
 // the committed figures, those figures say what the docs claim, and no tracked text file holds a
-// machine path or a six-figure line count of generated state.
+// machine path or a six-figure line count of generated state, and every link between the pages resolves.
 import { execFileSync } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { readFile, readdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BENCH_FILE, BENCH_SECTION, type BenchFigures, renderBench } from "./support/bench-table.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
@@ -51,5 +53,19 @@ describe("generated state stays out of the repository", () => {
       if (text.split("\n").length >= 100_000) found.push(`${file}: ${text.split("\n").length} lines`);
     }
     expect(found).toEqual([]);
+  });
+});
+
+describe("the documentation's links", () => {
+  it("every relative link in README.md, SECURITY.md and docs/ names a file that exists", async () => {
+    const pages = ["README.md", "SECURITY.md", ...(await readdir("docs", { recursive: true })).filter((file) => file.endsWith(".md")).map((file) => join("docs", file))];
+    const broken: string[] = [];
+    for (const page of pages) {
+      for (const [, target = ""] of (await readFile(page, "utf8")).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        if (!existsSync(join(dirname(page), target))) broken.push(`${page}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 });
