@@ -17,6 +17,7 @@ export const CHEAPEST_FIRST = [
   "failure",
   "tool-specs",
   "truncate",
+  "arbitraries",
   "read-truncated",
   "workspace-path",
   "agent",
@@ -36,7 +37,9 @@ export const CHEAPEST_FIRST = [
   "toctou",
   "lessons",
   "toctou-svg",
+  "audit-shard",
   "kill-matrix",
+  "kill-every-seed",
   "bad-input",
   "audit",
 ];
