@@ -124,6 +124,30 @@ describe("workspace-gates audit, the command", () => {
     expect(stderr).toMatch(message);
   });
 
+  it.each([
+    ["a default export only", "default.mjs", "export default { isInside: () => true };\n", /found default\)/],
+    ["CommonJS module.exports = {}", "empty.cjs", "module.exports = {};\n", /found default\)/],
+    ["no exports at all", "nothing.mjs", "\n", /found no exports\)/],
+    ["isInside = 42", "number.mjs", "export const isInside = 42;\n", /isInside is number, not a function/],
+    ["a usable export next to a broken one", "mixed.mjs", "export const isInside = () => true;\nexport const workspacePath = null;\n", /workspacePath is null, not a function/],
+  ])("refuses %s (exit 2), naming the exports it looked for", async (_what, name, source, detail) => {
+    const module = join(scratch, name);
+    await writeFile(module, source);
+    const { code, stdout, stderr } = await cli("audit", module, "--runs", "1");
+    expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+    expect(stderr).toMatch(/^audit: cannot audit .*looked for isInside, workspacePath, createWorkspaceTools/);
+    expect(stderr).toMatch(detail);
+  });
+
+  it("exits 2 when every selected property is skipped: nothing was checked", async () => {
+    const module = join(scratch, "inside-only.mjs");
+    await writeFile(module, "export const isInside = () => false;\n");
+    const { code, stdout, stderr } = await cli("audit", module, "--only", "containment.read,fields.tools", "--runs", "1");
+    expect(code).toBe(2);
+    expect(stdout).toMatch(/^audit: 0 passed, 0 failed, 2 skipped$/m);
+    expect(stderr).toBe(`audit: nothing was checked: every selected property needs an export ${module} does not have\n`);
+  });
+
   it("exits 2 when the module cannot be loaded", async () => {
     const broken = join(scratch, "broken.mjs");
     await writeFile(broken, "throw new Error('cannot even start');\n");
@@ -145,7 +169,7 @@ describe("the fork baseline", () => {
   it("passes the reference against its own baseline", async () => {
     const { code, stdout } = await cli("audit", "--baseline", "fixtures/baseline.json", "--runs", "5", "--seed", "2");
     expect(code, stdout).toBe(0);
-    expect(stdout).toContain("against baseline fixtures/baseline.json:\n  regressions (passed there, fail here): none\n");
+    expect(stdout).toContain("against baseline fixtures/baseline.json:\n  regressions (passed there, failed or skipped here): none\n");
   });
 
   it("fails a vulnerable fork and names its regressions", async () => {
@@ -162,7 +186,16 @@ describe("the fork baseline", () => {
       "20",
     );
     expect(code).toBe(1);
-    expect(stdout).toContain("regressions (passed there, fail here): isInside.posix, isInside.win32\n");
+    expect(stdout).toContain("regressions (passed there, failed or skipped here): isInside.posix, isInside.win32\n");
+  });
+
+  it("counts a property the baseline passed and this module skips as a regression", async () => {
+    const module = join(scratch, "inside-only-for-baseline.mjs");
+    await writeFile(module, 'export { isInside } from "' + join(process.cwd(), "src/gates/is-inside.ts") + '";\n');
+    const only = ["--only", "isInside.posix,containment.read"];
+    const { code, stdout } = await cli("audit", module, "--baseline", "fixtures/baseline.json", ...only, "--runs", "5", "--seed", "1");
+    expect(code, stdout).toBe(1);
+    expect(stdout).toContain("regressions (passed there, failed or skipped here): containment.read\n");
   });
 
   it("reports a closed limit as newly passing, which is no regression", async () => {

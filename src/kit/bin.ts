@@ -5,7 +5,12 @@
  * `process.argv[1]` would make the command silently do nothing when installed.
  */
 import { type CliIo } from "./cli-command.js";
-import { main } from "./cli.js";
+import { invocationFrom, main } from "./cli.js";
 
-const io: CliIo = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
+const io: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  invocation: invocationFrom(process.argv[1], process.env, process.cwd()),
+  stderrIsTTY: process.stderr.isTTY === true,
+};
 process.exitCode = await main(process.argv.slice(2), io);

@@ -9,12 +9,12 @@
  * printed `--seed` and `--path` it runs exactly the shrunk case again.
  */
 import { writeFile } from "node:fs/promises";
-import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
+import { type CliCommand, UsageError, invocationOf, parseCommandArgs } from "../cli-command.js";
 import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
 import { type AuditReport, isRegression, renderText, toJson } from "./report.js";
 import { runProperty } from "./run.js";
-import { type AuditTarget, loadTarget, referenceTarget } from "./target.js";
+import { type AuditTarget, UnusableTarget, loadTarget, referenceTarget } from "./target.js";
 
 export const DEFAULT_RUNS = 50;
 
@@ -43,7 +43,8 @@ export const auditCommand: CliCommand = {
     try {
       target = options.module === undefined ? await referenceTarget() : await loadTarget(options.module);
     } catch (error) {
-      io.stderr(`audit: cannot load ${options.module ?? "the reference"}: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (error instanceof UnusableTarget) io.stderr(`audit: cannot audit ${error.message}\n`);
+      else io.stderr(`audit: cannot load ${options.module ?? "the reference"}: ${error instanceof Error ? error.message : String(error)}\n`);
       return 2;
     }
     let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
@@ -63,8 +64,12 @@ export const auditCommand: CliCommand = {
         await runProperty(property, target, { seed: options.seed, runs, ...(options.path === undefined ? {} : { path: options.path }) }),
       );
     }
-    const prefix = process.env.npm_lifecycle_event === "audit" ? "npm run audit --" : "npx workspace-gates audit";
+    const prefix = invocationOf(io, "audit");
     io.stdout(renderText(report, prefix, options.module));
+    if (!report.results.some((result) => result.status === "passed" || result.status === "failed")) {
+      io.stderr(`audit: nothing was checked: every selected property needs an export ${target.label} does not have\n`);
+      return 2;
+    }
     if (options.json !== undefined) await writeFile(options.json, `${JSON.stringify(toJson(report, prefix, options.module), null, 2)}\n`);
     if (baseline === undefined) return report.results.some(isRegression) ? 1 : 0;
     const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results);

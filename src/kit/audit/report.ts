@@ -7,6 +7,7 @@
  * `audit: N passed, N failed, N skipped`.
  */
 import type { PropertyResult } from "./run.js";
+import { shellWord } from "../shell-word.js";
 
 export interface AuditReport {
   target: string;
@@ -108,6 +109,3 @@ function failureDetail(result: PropertyResult, replay: string | undefined): stri
   ];
 }
 
-function shellWord(text: string): string {
-  return /^[\w./@:-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
-}
