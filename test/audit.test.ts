@@ -33,7 +33,7 @@ describe("the audit on the reference implementation", () => {
     reference = await referenceTarget();
   });
 
-  it.each(PROPERTIES.filter((property) => property.kind === "guarantee").map((property) => [property.id, property] as const))(
+  it.each(PROPERTIES.filter((property) => property.kind !== "limit").map((property) => [property.id, property] as const))(
     "%s holds",
     async (_id, property) => {
       const result = await runProperty(property, reference, { seed, runs: 25 });
@@ -145,7 +145,7 @@ describe("workspace-gates audit, the command", () => {
     const { code, stdout, stderr } = await cli("audit", module, "--only", "containment.read,fields.tools", "--runs", "1");
     expect(code).toBe(2);
     expect(stdout).toMatch(/^audit: 0 passed, 0 failed, 2 skipped$/m);
-    expect(stderr).toBe(`audit: nothing was checked: every selected property needs an export ${module} does not have\n`);
+    expect(stderr).toMatch(new RegExp(`^audit: nothing was checked: every selected property needs an export ${module} does not have$`, "m"));
   });
 
   it("exits 2 when the module cannot be loaded", async () => {

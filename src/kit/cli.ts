@@ -4,12 +4,12 @@
  * Promises: exit codes are the command's own (see each command); an unknown command or a bad flag
  * prints the usage and exits 2; `--version` prints the package's version.
  */
-import { readFileSync } from "node:fs";
 import { basename, extname, relative } from "node:path";
 import { auditCommand } from "./audit/command.js";
 import { type CliCommand, type CliIo, UsageError } from "./cli-command.js";
 import { shellWord } from "./shell-word.js";
 import { toctouCommand } from "./toctou/command.js";
+import { VERSION } from "./version.js";
 
 const COMMANDS: readonly CliCommand[] = [auditCommand, toctouCommand];
 
@@ -18,9 +18,6 @@ const USAGE = `usage: workspace-gates <command> [options]
 ${COMMANDS.map((command) => `  ${command.name.padEnd(8)} ${command.summary}`).join("\n")}
 
 workspace-gates <command> --help shows a command's options; --version the version.`;
-
-/** The installed package's version, read from its package.json (two levels up in src/ and dist/). */
-export const VERSION: string = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;

@@ -3,8 +3,15 @@
  *
  * Promises: a property states one rule about one gate (`title`), names the exports it needs, generates
  * its inputs with an arbitrary and throws `Violation` with a sentence a reader can act on when the
- * rule breaks. `kind: "limit"` marks a rule the chapter's design cannot keep (a known limit): the
- * reference is expected to fail it, and a fork that passes it has closed that limit.
+ * rule breaks. Its kind says what a failure means:
+ * - `guarantee`: a safety rule judged on behaviour (refused with isError, nothing outside read or
+ *   changed, the same answer for the same input); a failure fails the audit.
+ * - `limit`: a rule the chapter's design cannot keep (a known limit): the reference is expected to
+ *   fail it, and a fork that passes it has closed that limit.
+ * - `conformance`: the chapter's exact texts (docs/contract.md); a fork with its own wording fails it
+ *   and stays safe, so it fails the audit only when asked (`--conformance`).
+ * A property that cannot judge this target (`notApplicable` answers why) is reported as such, apart
+ * from one skipped for a missing export.
  * Every property works in its own sandbox, removed afterwards, so properties can run in parallel.
  */
 import type fc from "fast-check";
@@ -14,12 +21,16 @@ import type { Tool } from "../../gates/tool.js";
 
 export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits";
 
+export type PropertyKind = "guarantee" | "limit" | "conformance";
+
 export interface AuditProperty<T = unknown> {
   id: string;
   gate: Gate;
-  kind: "guarantee" | "limit";
+  kind: PropertyKind;
   title: string;
   needs: readonly ContractExport[];
+  /** Why this property cannot judge `target` (platform, options it lacks), or undefined when it can. */
+  notApplicable?(target: AuditTarget): string | undefined;
   /** Share of the audit's `--runs` this property takes (a run of sequences costs many tool calls). */
   budgetScale?: number;
   arbitrary: fc.Arbitrary<T>;
@@ -38,27 +49,44 @@ export function violation(message: string): never {
 // Sandboxes whose reset proved them as new, kept for the next run: creating one costs some thirty
 // filesystem calls, about as much as a whole run of most properties.
 const idleSandboxes: Sandbox[] = [];
+// Sandboxes a case is using now; one still here when its property is done belongs to a case that hung.
+const busySandboxes = new Set<Sandbox>();
+let closed = false;
 
 /**
  * Runs `body` in a sandbox as new (fresh, or reset), then requires the canaries beside the workspace
  * to be untouched. A sandbox that cannot be reset is disposed.
  */
 export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>): Promise<R> {
+  if (closed) throw new Error("the audit has stopped: no new sandbox");
   const box = idleSandboxes.pop() ?? (await createSandbox("workspace-gates-audit-"));
+  busySandboxes.add(box);
   try {
     const answer = await body(box);
     const changes = await box.canaryChanges();
     if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`);
     return answer;
   } finally {
-    if (await box.reset()) idleSandboxes.push(box);
+    busySandboxes.delete(box);
+    if (!closed && (await box.reset())) idleSandboxes.push(box);
     else await box.dispose();
   }
 }
 
-/** Removes the sandboxes kept for reuse; the runner calls it when a property is done. */
-export async function disposeIdleSandboxes(): Promise<void> {
-  await Promise.all(idleSandboxes.splice(0).map((box) => box.dispose()));
+/**
+ * Removes every sandbox: those kept for reuse and those a hung case still holds (its call may answer
+ * later; it then finds its sandbox gone). The runner calls it when a property is done.
+ */
+export async function disposeSandboxes(): Promise<void> {
+  const all = [...idleSandboxes.splice(0), ...busySandboxes];
+  busySandboxes.clear();
+  await Promise.all(all.map((box) => box.dispose()));
+}
+
+/** Removes every sandbox and refuses new ones: the audit is stopping (Ctrl-C) while a case may still run. */
+export async function closeSandboxes(): Promise<void> {
+  closed = true;
+  await disposeSandboxes();
 }
 
 export interface NamedTools {
