@@ -58,8 +58,15 @@ let closed = false;
  * to be untouched. A sandbox that cannot be reset is disposed.
  */
 export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>): Promise<R> {
-  if (closed) throw new Error("the audit has stopped: no new sandbox");
-  const box = idleSandboxes.pop() ?? (await createSandbox("workspace-gates-audit-"));
+  if (closed) throw new Error(STOPPED);
+  const box = idleSandboxes.pop() ?? (await newSandbox());
+  if (closed) {
+    await box.dispose();
+    throw new Error(STOPPED);
+  }
+  let finished = () => {};
+  const running = new Promise<void>((resolve) => (finished = resolve));
+  runningCases.add(running);
   busySandboxes.add(box);
   try {
     const answer = await body(box);
@@ -70,8 +77,16 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>): Promise<
     busySandboxes.delete(box);
     if (!closed && (await box.reset())) idleSandboxes.push(box);
     else await box.dispose();
+    runningCases.delete(running);
+    finished();
   }
 }
+
+const STOPPED = "the audit has stopped: no new sandbox";
+// Cases under way, each settled once its sandbox is put back or removed.
+const runningCases = new Set<Promise<void>>();
+/** How long a stopping audit lets the cases under way end and remove their own sandboxes. */
+const CLOSE_GRACE_MS = 2_000;
 
 /**
  * Removes every sandbox: those kept for reuse and those a hung case still holds (its call may answer
@@ -83,9 +98,32 @@ export async function disposeSandboxes(): Promise<void> {
   await Promise.all(all.map((box) => box.dispose()));
 }
 
-/** Removes every sandbox and refuses new ones: the audit is stopping (Ctrl-C) while a case may still run. */
+/** Sandboxes being made now: one may land after the audit has stopped, and must go too. */
+const pendingSandboxes = new Set<Promise<Sandbox>>();
+
+async function newSandbox(): Promise<Sandbox> {
+  const creation = createSandbox("workspace-gates-audit-");
+  pendingSandboxes.add(creation);
+  try {
+    return await creation;
+  } finally {
+    pendingSandboxes.delete(creation);
+  }
+}
+
+/**
+ * Removes every sandbox, including one being made, and refuses new ones: the audit is stopping
+ * (Ctrl-C) while a case may still run.
+ */
 export async function closeSandboxes(): Promise<void> {
   closed = true;
+  // A case under way still writes into its sandbox (a recursive mkdir would bring back a removed
+  // one): let it end and remove its own; what has not ended by then hangs, and is removed here.
+  let grace: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(runningCases), new Promise((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+  clearTimeout(grace);
+  const late = await Promise.allSettled([...pendingSandboxes]);
+  await Promise.all(late.map((creation) => (creation.status === "fulfilled" ? creation.value.dispose() : undefined)));
   await disposeSandboxes();
 }
 

@@ -140,7 +140,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, module: st
   const differs = ids((result) => result.kind === "conformance" && result.status === "failed");
   const summary = summarize(report.results, report.conformance);
   lines.push("");
-  if (report.interrupted !== undefined) lines.push(`interrupted (${report.interrupted}): only the properties above ran`);
+  if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
   if (differs.length > 0)
     lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance"}`);
