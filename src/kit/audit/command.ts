@@ -21,19 +21,22 @@ import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.
 import { closeSandboxes } from "./property.js";
 import { progressOn } from "./progress.js";
 import { type AuditReport, type ReplayPrefix, failsRun, renderText, toJson } from "./report.js";
+import { toJUnit, toSarif } from "./report-formats.js";
 import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, runProperty } from "./run.js";
 import { type AuditTarget, UnusableTarget, loadTarget, referenceTarget } from "./target.js";
 
 export const DEFAULT_RUNS = 50;
 
-const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--baseline FILE]
-                             [--only ID[,ID...]] [--path P] [--conformance] [--timeout MS]
+const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--junit FILE] [--sarif FILE]
+                             [--baseline FILE] [--only ID[,ID...]] [--path P] [--conformance] [--timeout MS]
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
                createWorkspaceTools (default: this package's implementation; docs/contract.md)
   --runs N     generated cases per property (default ${DEFAULT_RUNS}; some properties scale it down)
   --seed N     fast-check seed (default: random, printed)
-  --json FILE  also write the results as JSON
+  --json FILE  also write the results as JSON (schemaVersion, tool version, summary counts)
+  --junit FILE also write JUnit XML: one test case per property
+  --sarif FILE also write SARIF 2.1.0 (GitHub code scanning): one result per failure
   --baseline FILE
                compare with an earlier --json report (e.g. fixtures/baseline.json, the
                reference's); exit 1 only on a regression
@@ -140,9 +143,12 @@ interface ReportFile {
 }
 
 function reportFiles(options: AuditArgs): ReportFile[] {
-  return options.json === undefined
-    ? []
-    : [{ flag: "--json", file: options.json, render: (report, prefix, module) => `${JSON.stringify(toJson(report, prefix, module), null, 2)}\n` }];
+  const files: ReportFile[] = [];
+  if (options.json !== undefined)
+    files.push({ flag: "--json", file: options.json, render: (report, prefix, module) => `${JSON.stringify(toJson(report, prefix, module), null, 2)}\n` });
+  if (options.junit !== undefined) files.push({ flag: "--junit", file: options.junit, render: toJUnit });
+  if (options.sarif !== undefined) files.push({ flag: "--sarif", file: options.sarif, render: toSarif });
+  return files;
 }
 
 /**
@@ -184,6 +190,8 @@ interface AuditArgs {
   runs: number;
   seed: number;
   json?: string;
+  junit?: string;
+  sarif?: string;
   baseline?: string;
   only?: string[];
   path?: string;
@@ -199,6 +207,8 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       runs: { type: "string" },
       seed: { type: "string" },
       json: { type: "string" },
+      junit: { type: "string" },
+      sarif: { type: "string" },
       baseline: { type: "string" },
       only: { type: "string", multiple: true },
       path: { type: "string" },
@@ -217,6 +227,8 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS),
     seed: values.seed === undefined ? Math.floor(Math.random() * 0x7fffffff) : integer("--seed", values.seed),
     ...(values.json === undefined ? {} : { json: values.json }),
+    ...(values.junit === undefined ? {} : { junit: values.junit }),
+    ...(values.sarif === undefined ? {} : { sarif: values.sarif }),
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     ...(only === undefined ? {} : { only }),
     ...(values.path === undefined ? {} : { path: values.path }),
