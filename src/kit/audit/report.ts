@@ -3,7 +3,8 @@
  *
  * Promises: one row per property (gate, property, verdict, runs, time); under each failure, the rule,
  * the reason, the shrunk counterexample and the command that replays exactly that case; under a
- * skipped property the exports it needs, under a not-applicable one why. Known limits are listed as
+ * skipped property the exports it needs, under a not-applicable one why; a legend of the sandbox's
+ * names when a counterexample uses them. Known limits are listed as
  * such and do not count as failures; conformance (the chapter's exact texts) is counted apart and
  * fails the run only when the audit was asked to (`--conformance`). The closing line has the form
  * `audit: N passed, N failed, N skipped` (then `, N not applicable` when there are any).
@@ -13,6 +14,7 @@
 import type { PropertyResult } from "./run.js";
 import { shellWord } from "../shell-word.js";
 import { VERSION } from "../version.js";
+import { SIMILAR_PREFIX_SUFFIXES } from "../sandbox/sandbox.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
 export const JSON_SCHEMA_VERSION = 2;
@@ -140,6 +142,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, module: st
   const differs = ids((result) => result.kind === "conformance" && result.status === "failed");
   const summary = summarize(report.results, report.conformance);
   lines.push("");
+  if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
   if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
   if (differs.length > 0)
@@ -149,6 +152,16 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, module: st
   );
   return `${lines.join("\n")}\n`;
 }
+
+/** What the names in a counterexample stand for (sandbox.ts lays them out). */
+const SANDBOX_LEGEND = [
+  "legend: ws is the workspace root; outside/ and the similar-prefix siblings",
+  `  ${SIMILAR_PREFIX_SUFFIXES.map((suffix, index) => `${JSON.stringify(`ws${suffix}`)} (sibling${index})`).join(", ")}`,
+  "  hold canaries that must be neither read nor changed; $BOX is the absolute path of the directory",
+  "  holding them all, $root, $outside, $siblingN the absolute path of each; guard directories",
+  "  (g/g/g/g/) above $BOX keep a path with a few .. too many inside the sandbox.",
+  "",
+];
 
 function verdict(result: PropertyResult, conformance: boolean): string {
   if (result.status === "skipped") return "skipped";
