@@ -22,7 +22,7 @@ describe("docs/contract.md", () => {
   });
 
   it("explains every sibling a counterexample may name", () => {
-    SIMILAR_PREFIX_SUFFIXES.forEach((suffix, index) => expect(doc).toContain(`\`ws${suffix}\``, `sibling${index}`));
+    SIMILAR_PREFIX_SUFFIXES.forEach((suffix, index) => expect(doc, `sibling${index}`).toContain(`\`ws${suffix}\``));
     expect(doc).toContain(`\`sibling0\` … \`sibling${SIMILAR_PREFIX_SUFFIXES.length - 1}\``);
   });
 });
