@@ -6,11 +6,12 @@
  * Every command runs with a private TMPDIR that must be empty afterwards: no audit leaves a sandbox.
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TSX_MISSING } from "../../src/kit/audit/target.js";
 
 const run = promisify(execFile);
 
@@ -56,6 +57,8 @@ beforeAll(async () => {
     'export { workspacePath, createWorkspaceTools } from "workspace-gates";\nexport const isInside = (root, path) => path.startsWith(root);\n',
   );
   await writeFile(join(consumer, "no-contract.mjs"), "export default { isInside: () => true };\nexport const workspacePath = 42;\n");
+  await writeFile(join(consumer, "typed.ts"), "export const isInside = (root: string, path: string): boolean => path === root;\n");
+  await copyFile("fixtures/secure/own-wording.mjs", join(consumer, "own-wording.mjs"));
 }, 300_000);
 
 afterAll(async () => {
@@ -63,10 +66,26 @@ afterAll(async () => {
 });
 
 describe("the installed workspace-gates command", () => {
-  it("is installed without this repository's devDependencies", async () => {
+  it("is installed without this repository's devDependencies, nor tsx (an optional peer), with its licence and contract", async () => {
     const installed = await readdir(join(consumer, "node_modules"));
     expect(installed).toContain("workspace-gates");
-    for (const dev of ["vitest", "typescript", "@stryker-mutator", "memfs", "@fast-check"]) expect(installed).not.toContain(dev);
+    for (const dev of ["vitest", "typescript", "@stryker-mutator", "memfs", "@fast-check", "tsx", "esbuild"]) expect(installed).not.toContain(dev);
+    const shipped = await readdir(join(consumer, "node_modules", "workspace-gates"));
+    expect(shipped).toEqual(expect.arrayContaining(["LICENSE", "docs", "dist", "package.json"]));
+  });
+
+  it("refuses a .ts module without tsx (exit 2), saying to install it", async () => {
+    const { code, stderr } = await gates("audit", "typed.ts", "--runs", "1");
+    expect(code).toBe(2);
+    expect(stderr).toBe(`audit: cannot load typed.ts: ${TSX_MISSING}\n`);
+  });
+
+  it("passes a secure module with its own wording (exit 0), and fails it on wording only with --conformance (exit 1)", async () => {
+    const plain = await gates("audit", "own-wording.mjs", "--runs", "5", "--seed", "1");
+    expect(plain.code, plain.stdout).toBe(0);
+    expect(plain.stdout).toMatch(/^conformance: texts differ from the chapter's .* in conformance\.fields, conformance\.truncation;/m);
+    const strict = await gates("audit", "own-wording.mjs", "--only", "conformance.fields", "--conformance", "--runs", "5", "--seed", "1");
+    expect(strict.code, strict.stdout).toBe(1);
   });
 
   it("prints its version", async () => {
