@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TSX_MISSING } from "../../src/kit/audit/target.js";
+import { EXAMPLE_FINDING, arbitrariesExample } from "../support/doc-example.js";
 
 const run = promisify(execFile);
 
@@ -123,6 +124,13 @@ describe("the installed workspace-gates command", () => {
     expect(code, stdout).toBe(1);
     expect(stdout).toMatch(/^ {2}regressions \(passed there, failed or skipped here\): .*isInside\.posix/m);
     expect(JSON.parse(await readFile(json, "utf8"))).toMatchObject({ target: "similar-prefix.mjs" });
+  });
+
+  it("runs docs/arbitraries.md's example as written, finding the startsWith(root) mistake", async () => {
+    await writeFile(join(consumer, "similar-prefix.example.mjs"), await arbitrariesExample());
+    const { code, stdout, stderr } = await inConsumer(process.execPath, ["similar-prefix.example.mjs"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(EXAMPLE_FINDING);
   });
 
   it("leaves no sandbox in TMPDIR", async () => {
