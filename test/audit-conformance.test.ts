@@ -1,34 +1,21 @@
 // Safety apart from wording: fixtures/secure/own-wording.mjs, written from scratch with its own
 // messages, holds every guarantee and fails only conformance, which fails the run only when asked.
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { showDifference, showValue } from "../src/kit/audit/show.js";
-import { main } from "../src/kit/cli.js";
+import { cli as runCli, useScratch } from "./support/cli.js";
 
 const OWN_WORDING = "fixtures/secure/own-wording.mjs";
 
-async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
-  return { code, stdout, stderr };
-}
-
-let scratch: string;
-beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), "workspace-gates-conformance-test-"));
-});
-afterAll(async () => {
-  await rm(scratch, { recursive: true, force: true });
-});
+const cli = (...argv: string[]) => runCli(argv);
+const scratch = useScratch("workspace-gates-conformance-test-");
 
 describe("a secure module with its own wording", () => {
   it("holds every guarantee, fails only conformance, and passes the audit (exit 0)", async () => {
-    const json = join(scratch, "own-wording.json");
+    const json = join(scratch.path, "own-wording.json");
     const { code, stdout } = await cli("audit", OWN_WORDING, "--runs", "20", "--seed", "11", "--json", json);
     expect(code, stdout).toBe(0);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;

@@ -10,16 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
 import { JSON_SCHEMA_VERSION } from "../src/kit/audit/report.js";
 import { toJUnit, toSarif } from "../src/kit/audit/report-formats.js";
-import { main } from "../src/kit/cli.js";
+import { cli as runCli } from "./support/cli.js";
 
 const require = createRequire(import.meta.url);
 const schemaFile = require.resolve("@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json");
 
-async function cli(...argv: string[]) {
-  let stdout = "";
-  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: () => {} });
-  return { code, stdout };
-}
+const cli = (...argv: string[]) => runCli(argv);
 
 // htmlEntities: decode numeric character references (&#10; in an attribute) as an XML reader does.
 const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", htmlEntities: true, isArray: (name) => name === "testcase" || name === "property" });

@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../src/kit/cli.js";
+import { cli } from "./support/cli.js";
 
 let scratch: string;
 beforeAll(async () => {
@@ -47,13 +47,6 @@ async function until(condition: () => Promise<boolean> | boolean, what: string):
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`gave up waiting for ${what}`);
-}
-
-async function cli(argv: readonly string[], stderrIsTTY = false) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text), stderrIsTTY });
-  return { code, stdout, stderr };
 }
 
 describe("a module whose workspacePath never settles", () => {

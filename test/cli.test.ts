@@ -1,13 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { invocationFrom, main } from "../src/kit/cli.js";
+import { invocationFrom } from "../src/kit/cli.js";
+import { cli as runCli } from "./support/cli.js";
 
-async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
-  return { code, stdout, stderr };
-}
+const cli = (...argv: string[]) => runCli(argv);
 
 describe("workspace-gates, the command", () => {
   it.each([["--version"], ["-v"]])("%s prints the version of package.json", async (flag) => {
