@@ -87,6 +87,16 @@ describe("output that cannot be delivered", () => {
     expect(child.stderr()).toMatch(/^workspace-gates: cannot write to stdout \(EPIPE\); output is incomplete\n$/m);
   });
 
+  it("toctou stops on a closed stdout too, removes its temp directory, and exits 2", async () => {
+    const child = await bin("toctou-epipe", ["toctou", "--mode", "race", "--attempts", "100000", "--seconds", "20"]);
+    await until(async () => (await sandboxesIn(child.tmp)).length > 0, "the toctou directory");
+    child.process.stdout?.destroy();
+    const { code } = await child.exit;
+    expect(code, child.stderr()).toBe(2);
+    expect(child.stderr()).toMatch(/^workspace-gates: cannot write to stdout \(EPIPE\); output is incomplete$/m);
+    expect(await sandboxesIn(child.tmp)).toEqual([]);
+  });
+
   it.each([
     ["a missing directory", (dir: string) => join(dir, "missing", "audit.json"), /ENOENT/],
     ["a directory", (dir: string) => dir, /EISDIR/],
