@@ -30,7 +30,7 @@ describe("docs/arbitraries.md", () => {
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
-  });
+  }, 120_000); // a child that starts tsx: slow on a loaded machine
 });
 
 describe("pathNear", () => {

@@ -24,7 +24,7 @@ describe("a secure module with its own wording", () => {
     expect(report.summary).toMatchObject({ failed: 0, conformanceDiffers: 2, knownLimits: 1 });
     expect(stdout).toMatch(/^stringField\s+conformance\.fields\s+differs\s/m);
     expect(stdout).toContain("conformance: texts differ from the chapter's (docs/contract.md) in conformance.fields, conformance.truncation; a failure only with --conformance\n");
-  });
+  }, 180_000); // a whole audit: slow on a loaded machine
 
   it("fails the run with --conformance (exit 1), showing the marker's newlines escaped", async () => {
     const { code, stdout } = await cli("audit", OWN_WORDING, "--only", "conformance.truncation,conformance.fields", "--conformance", "--runs", "20", "--seed", "3");

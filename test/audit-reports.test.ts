@@ -52,7 +52,7 @@ beforeAll(async () => {
   Object.assign(files, { json: join(scratch, "a.json"), junit: join(scratch, "a.xml"), sarif: join(scratch, "a.sarif") });
   const only = "isInside.posix,truncation.read,limits.hardlink";
   fork = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", only, "--seed", "2", "--runs", "30", "--json", files.json, "--junit", files.junit, "--sarif", files.sarif);
-});
+}, 120_000);
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });

@@ -7,6 +7,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli } from "./support/cli.js";
 
+// A child starts tsx and runs real properties: slow on a loaded machine, so more than vitest's 30 s.
+const CHILD_TIMEOUT_MS = 180_000;
+
 let scratch: string;
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), "workspace-gates-run-test-"));
@@ -60,22 +63,22 @@ describe("a module whose workspacePath never settles", () => {
     expect(child.stdout()).toContain("    broken: no answer within 300 ms: the call hangs (the case is not shrunk)\n    counterexample:\n      tree:");
     expect(child.stdout()).toMatch(/^ {4}replay: .* --only containment\.workspacePath --seed 1 --path \S+$/m);
     expect(await sandboxesIn(child.tmp)).toEqual([]);
-  });
+  }, CHILD_TIMEOUT_MS);
 });
 
 describe("Ctrl-C", () => {
   it("prints what ran so far, removes every sandbox, and exits 130", async () => {
-    const child = await bin("sigint", ["audit", "--only", "isInside.posix,containment.write", "--runs", "100000", "--seed", "1"]);
+    const child = await bin("sigint", ["audit", "--only", "isInside.posix,containment.write", "--runs", "20000", "--seed", "1"]);
     await until(() => child.stderr().includes("audit: [1/2] isInside.posix passed"), "the first property");
     await until(async () => (await sandboxesIn(child.tmp)).length > 0, "a sandbox of the second property");
     child.process.kill("SIGINT");
     const { code } = await child.exit;
     expect(code, child.stderr()).toBe(130);
-    expect(child.stdout()).toMatch(/^isInside\s+isInside\.posix\s+passed\s+100000\s/m);
+    expect(child.stdout()).toMatch(/^isInside\s+isInside\.posix\s+passed\s+20000\s/m);
     expect(child.stdout()).not.toContain("containment.write");
     expect(child.stdout()).toContain("\ninterrupted by SIGINT: only the properties above ran\n");
     expect(await sandboxesIn(child.tmp)).toEqual([]);
-  });
+  }, CHILD_TIMEOUT_MS);
 });
 
 describe("output that cannot be delivered", () => {
@@ -85,7 +88,7 @@ describe("output that cannot be delivered", () => {
     const { code } = await child.exit;
     expect(code).toBe(2);
     expect(child.stderr()).toMatch(/^workspace-gates: cannot write to stdout \(EPIPE\); output is incomplete\n$/m);
-  });
+  }, CHILD_TIMEOUT_MS);
 
   it("toctou stops on a closed stdout too, removes its temp directory, and exits 2", async () => {
     const child = await bin("toctou-epipe", ["toctou", "--mode", "race", "--attempts", "100000", "--seconds", "20"]);
@@ -95,7 +98,7 @@ describe("output that cannot be delivered", () => {
     expect(code, child.stderr()).toBe(2);
     expect(child.stderr()).toMatch(/^workspace-gates: cannot write to stdout \(EPIPE\); output is incomplete$/m);
     expect(await sandboxesIn(child.tmp)).toEqual([]);
-  });
+  }, CHILD_TIMEOUT_MS);
 
   it.each([
     ["a missing directory", (dir: string) => join(dir, "missing", "audit.json"), /ENOENT/],
