@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli } from "./support/cli.js";
+import type { JsonReport } from "../src/kit/audit/report.js";
 
 // A child starts tsx and runs real properties: slow on a loaded machine, so more than vitest's 30 s.
 const CHILD_TIMEOUT_MS = 180_000;
@@ -68,7 +69,8 @@ describe("a module whose workspacePath never settles", () => {
 
 describe("Ctrl-C", () => {
   it("prints what ran so far, removes every sandbox, and exits 130", async () => {
-    const child = await bin("sigint", ["audit", "--only", "isInside.posix,containment.write", "--runs", "20000", "--seed", "1"]);
+    const json = join(scratch, "interrupted.json");
+    const child = await bin("sigint", ["audit", "--only", "isInside.posix,containment.write", "--runs", "20000", "--seed", "1", "--json", json]);
     await until(() => child.stderr().includes("audit: [1/2] isInside.posix passed"), "the first property");
     await until(async () => (await sandboxesIn(child.tmp)).length > 0, "a sandbox of the second property");
     child.process.kill("SIGINT");
@@ -77,6 +79,8 @@ describe("Ctrl-C", () => {
     expect(child.stdout()).toMatch(/^isInside\s+isInside\.posix\s+passed\s+20000\s/m);
     expect(child.stdout()).not.toContain("containment.write");
     expect(child.stdout()).toContain("\ninterrupted by SIGINT: only the properties above ran\n");
+    const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
+    expect(report).toMatchObject({ interrupted: "interrupted by SIGINT", summary: { total: 1, passed: 1 } });
     expect(await sandboxesIn(child.tmp)).toEqual([]);
   }, CHILD_TIMEOUT_MS);
 });

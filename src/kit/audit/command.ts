@@ -10,8 +10,8 @@
  * skipped here (a regression). Without MODULE it audits the package's own implementation. A failure
  * prints a replay command; with the printed `--seed` and `--path` it runs exactly that case again.
  * A case that hangs fails after `--timeout`. Progress goes to stderr. Ctrl-C (or SIGTERM) stops the
- * run: what ran so far is printed, every sandbox is removed, and the exit code is 128 + the signal
- * number (130 for Ctrl-C).
+ * run: what ran so far is printed and written to the report files (marked `interrupted`), every
+ * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C).
  */
 import { open, rm, writeFile } from "node:fs/promises";
 import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs } from "../cli-command.js";
@@ -83,18 +83,19 @@ export const auditCommand: CliCommand = {
     }
     const prefix = invocationOf(io, "audit");
     io.stdout(renderText(report, prefix, options.module));
+    let written: string | undefined;
+    for (const { flag, file, render } of reports) {
+      written ??= await writeFile(file, render(report, prefix, options.module)).then(
+        () => undefined,
+        (error: unknown) => `cannot write ${flag} ${file}: ${messageOf(error)}`,
+      );
+    }
     const interrupted = guard.exitCode();
     if (interrupted !== undefined) {
       await closeSandboxes();
       return interrupted;
     }
-    for (const { flag, file, render } of reports) {
-      try {
-        await writeFile(file, render(report, prefix, options.module));
-      } catch (error) {
-        return cannot(io, `cannot write ${flag} ${file}: ${messageOf(error)}`);
-      }
-    }
+    if (written !== undefined) return cannot(io, written);
     if (!report.results.some((result) => result.status === "passed" || result.status === "failed"))
       return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
     if (baseline === undefined) return report.results.some((result) => failsRun(result, options.conformance)) ? 1 : 0;
