@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, scratchDirectory } from "./support/cli.js";
+import { cli, useScratch } from "./support/cli.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { AuditProperty } from "../src/kit/audit/property.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
@@ -13,7 +13,7 @@ import { runProperty } from "../src/kit/audit/run.js";
 import { parseShard, shardBlock } from "../src/kit/audit/shard.js";
 import { referenceTarget } from "../src/kit/audit/target.js";
 
-const scratch = scratchDirectory("workspace-gates-shard-test-");
+const scratch = useScratch("workspace-gates-shard-test-");
 
 describe("shard blocks", () => {
   it("cover every case of the budget exactly once, for any budget and shard count", () => {
@@ -59,7 +59,7 @@ describe("workspace-gates audit --shard and merge", () => {
     const files: string[] = [];
     for (let index = 1; index <= count; index++) {
       const file = join(scratch.path, `${module.join("-").replaceAll("/", "_")}-${index}.json`);
-      await cli("audit", ...module, ...only, "--runs", "30", "--seed", "5", "--shard", `${index}/${count}`, "--json", file);
+      await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5", "--shard", `${index}/${count}`, "--json", file]);
       files.push(file);
     }
     return files;
@@ -67,9 +67,9 @@ describe("workspace-gates audit --shard and merge", () => {
 
   it("four shards merged give the unsharded run's verdict and case count", async () => {
     const wholeFile = join(scratch.path, "whole.json");
-    const whole = await cli("audit", ...only, "--runs", "30", "--seed", "5", "--json", wholeFile);
+    const whole = await cli(["audit", ...only, "--runs", "30", "--seed", "5", "--json", wholeFile]);
     const mergedFile = join(scratch.path, "merged.json");
-    const merged = await cli("merge", ...(await shards([], 4)), "--json", mergedFile);
+    const merged = await cli(["merge", ...(await shards([], 4)), "--json", mergedFile]);
     expect(merged.code, merged.stdout + merged.stderr).toBe(whole.code);
     expect(whole.code).toBe(0);
     const expected = (JSON.parse(await readFile(wholeFile, "utf8")) as JsonReport).results.map(({ id, status, runs }) => ({ id, status, runs }));
@@ -80,8 +80,8 @@ describe("workspace-gates audit --shard and merge", () => {
 
   it("a fork that one shard catches fails the merged verdict", async () => {
     const module = ["fixtures/vulnerable/similar-prefix.ts"];
-    const whole = await cli("audit", ...module, ...only, "--runs", "30", "--seed", "5");
-    const merged = await cli("merge", ...(await shards(module, 4)));
+    const whole = await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5"]);
+    const merged = await cli(["merge", ...(await shards(module, 4))]);
     expect(whole.code).toBe(1);
     expect(merged.code, merged.stdout).toBe(1);
     expect(merged.stdout).toMatch(/^isInside\.posix\s+FAILED/m);
@@ -89,13 +89,13 @@ describe("workspace-gates audit --shard and merge", () => {
 
   it("refuses shards that do not make up one run: one missing, one twice, another seed", async () => {
     const files = await shards([], 3);
-    const missing = await cli("merge", files[0]!, files[2]!);
+    const missing = await cli(["merge", files[0]!, files[2]!]);
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining("missing shard 2/3") });
-    const twice = await cli("merge", files[0]!, files[1]!, files[1]!, files[2]!);
+    const twice = await cli(["merge", files[0]!, files[1]!, files[1]!, files[2]!]);
     expect(twice).toMatchObject({ code: 2, stderr: expect.stringContaining("shard 2/3 is given twice") });
     const other = join(scratch.path, "other-seed.json");
-    await cli("audit", ...only, "--runs", "30", "--seed", "6", "--shard", "2/3", "--json", other);
-    const mixed = await cli("merge", files[0]!, other, files[2]!);
+    await cli(["audit", ...only, "--runs", "30", "--seed", "6", "--shard", "2/3", "--json", other]);
+    const mixed = await cli(["merge", files[0]!, other, files[2]!]);
     expect(mixed).toMatchObject({ code: 2, stderr: expect.stringContaining("another seed") });
   });
 
@@ -105,7 +105,7 @@ describe("workspace-gates audit --shard and merge", () => {
     [["audit", "--runs", "5", "--time", "5"], /--runs and --time are two budgets/],
     [["merge"], /give the shards' JSON reports/],
   ])("%j is a usage error", async (argv, message) => {
-    const { code, stderr } = await cli(...argv);
+    const { code, stderr } = await cli([...argv]);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
   });

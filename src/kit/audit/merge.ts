@@ -1,15 +1,16 @@
 /**
  * `workspace-gates merge SHARD.json... [--json FILE]`: the verdict of one audit run in shards.
  *
- * Promises: the reports must be the shards 1..N of one run (same target, seed, budget and property
- * list), each exactly once; otherwise nothing is merged and the exit code is 2, naming the shard that
- * is missing or repeated. A property failed when any shard failed it (that shard's counterexample and
+ * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance
+ * and property list), each exactly once and none interrupted; otherwise nothing is merged and the exit
+ * code is 2, naming the shard that is missing, repeated or incomplete. A property failed when any shard failed it (that shard's counterexample and
  * replay are kept), was skipped when every shard skipped it, passed when every shard passed it; its
- * runs are the shards' runs added up. Exit 1 when a guarantee failed, 0 otherwise, as `audit`.
+ * runs are the shards' runs added up, and the summary is counted again. Exit 1 when a guarantee (or,
+ * with `--conformance`, a text) failed, 0 otherwise, as `audit`.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
-import type { JsonReport } from "./report.js";
+import { type JsonReport, failsRun, summarize } from "./report.js";
 
 type JsonResult = JsonReport["results"][number];
 
@@ -25,7 +26,8 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
   for (const report of reports) {
     const shard = report.shard;
     if (shard === undefined) throw new MergeError(`a report of ${report.target} is not a shard`);
-    const differs = (["target", "seed", "runs", "timeSeconds"] as const).find((field) => report[field] !== first[field]);
+    if (report.interrupted !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} was interrupted (${report.interrupted}): its cases did not all run`);
+    const differs = (["target", "seed", "runs", "timeSeconds", "conformance"] as const).find((field) => report[field] !== first[field]);
     if (differs !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} has another ${differs} (${String(report[differs])}) than shard ${first.shard?.index}/${count} (${String(first[differs])})`);
     if (shard.count !== count) throw new MergeError(`shard ${shard.index}/${shard.count} belongs to a run of ${shard.count} shards, not ${count}`);
     if (seen.has(shard.index)) throw new MergeError(`shard ${shard.index}/${count} is given twice`);
@@ -37,7 +39,8 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
   if (missing.length > 0) throw new MergeError(`missing shard${missing.length > 1 ? "s" : ""} ${missing.map((index) => `${index}/${count}`).join(", ")}`);
   const ordered = [...reports].sort((a, b) => (a.shard?.index ?? 0) - (b.shard?.index ?? 0));
   const { shard: _shard, ...common } = first;
-  return { ...common, results: first.results.map((result, position) => mergeResult(ordered.map((report) => report.results[position] ?? result))) };
+  const results = first.results.map((result, position) => mergeResult(ordered.map((report) => report.results[position] ?? result)));
+  return { ...common, summary: summarize(results, first.conformance), results };
 }
 
 function mergeResult(shards: readonly JsonResult[]): JsonResult {
@@ -54,18 +57,19 @@ function mergeResult(shards: readonly JsonResult[]): JsonResult {
 
 export function renderMerged(report: JsonReport, shards: number): string {
   const lines = report.results.map((result) => {
-    const verdict = result.kind === "limit" && result.status === "failed" ? "known limit" : result.status === "failed" ? "FAILED" : result.status;
-    const detail = result.status === "failed" && result.kind === "guarantee" ? `\n    broken: ${result.reason ?? ""}\n    replay: ${result.replay ?? ""}` : "";
+    const fails = failsRun(result, report.conformance);
+    const verdict = fails ? "FAILED" : result.status === "failed" ? (result.kind === "limit" ? "known limit" : "differs") : result.status;
+    const detail = fails ? `\n    broken: ${result.reason ?? ""}\n    replay: ${result.replay ?? ""}` : "";
     return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)}${detail}`;
   });
-  const count = (status: string, kind?: string) => report.results.filter((result) => result.status === status && (kind === undefined || result.kind === kind)).length;
+  const { passed, failed, skipped } = report.summary;
   const cases = report.results.reduce((sum, result) => sum + result.runs, 0);
   return `${[
     `workspace-gates merge of ${shards} shards: ${report.target} (seed ${report.seed})`,
     "",
     ...lines,
     "",
-    `merge: ${count("passed")} passed, ${count("failed", "guarantee")} failed, ${count("skipped")} skipped, ${cases} cases`,
+    `merge: ${passed} passed, ${failed} failed, ${skipped} skipped, ${cases} cases`,
   ].join("\n")}\n`;
 }
 
@@ -89,6 +93,6 @@ export const mergeCommand: CliCommand = {
     }
     io.stdout(renderMerged(merged, positionals.length));
     if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(merged, null, 2)}\n`);
-    return merged.results.some((result) => result.status === "failed" && result.kind === "guarantee") ? 1 : 0;
+    return merged.summary.failed > 0 ? 1 : 0;
   },
 };

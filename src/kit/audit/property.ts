@@ -3,8 +3,15 @@
  *
  * Promises: a property states one rule about one gate (`title`), names the exports it needs, generates
  * its inputs with an arbitrary and throws `Violation` with a sentence a reader can act on when the
- * rule breaks. `kind: "limit"` marks a rule the chapter's design cannot keep (a known limit): the
- * reference is expected to fail it, and a fork that passes it has closed that limit.
+ * rule breaks. Its kind says what a failure means:
+ * - `guarantee`: a safety rule judged on behaviour (refused with isError, nothing outside read or
+ *   changed, the same answer for the same input); a failure fails the audit.
+ * - `limit`: a rule the chapter's design cannot keep (a known limit): the reference is expected to
+ *   fail it, and a fork that passes it has closed that limit.
+ * - `conformance`: the chapter's exact texts (docs/contract.md); a fork with its own wording fails it
+ *   and stays safe, so it fails the audit only when asked (`--conformance`).
+ * A property that cannot judge this target (`notApplicable` answers why) is reported as such, apart
+ * from one skipped for a missing export.
  * Every property works in its own sandbox, removed afterwards, so properties can run in parallel.
  */
 import type fc from "fast-check";
@@ -14,12 +21,16 @@ import type { Tool } from "../../gates/tool.js";
 
 export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits";
 
+export type PropertyKind = "guarantee" | "limit" | "conformance";
+
 export interface AuditProperty<T = unknown> {
   id: string;
   gate: Gate;
-  kind: "guarantee" | "limit";
+  kind: PropertyKind;
   title: string;
   needs: readonly ContractExport[];
+  /** Why this property cannot judge `target` (platform, options it lacks), or undefined when it can. */
+  notApplicable?(target: AuditTarget): string | undefined;
   /** Share of the audit's `--runs` this property takes (a run of sequences costs many tool calls). */
   budgetScale?: number;
   /** The most runs this property takes whatever the budget (a case that costs seconds of waiting). */
@@ -40,6 +51,9 @@ export function violation(message: string): never {
 // Sandboxes whose reset proved them as new, kept for the next run, by root name: creating one costs
 // some forty filesystem calls, about as much as a whole run of most properties.
 const idleSandboxes = new Map<string, Sandbox[]>();
+// Sandboxes a case is using now; one still here when its property is done belongs to a case that hung.
+const busySandboxes = new Set<Sandbox>();
+let closed = false;
 
 /**
  * Runs `body` in a sandbox as new (fresh, or reset) whose root is named `rootName` (default `ws`),
@@ -47,9 +61,18 @@ const idleSandboxes = new Map<string, Sandbox[]>();
  * disposed.
  */
 export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootName = "ws" }: { rootName?: string } = {}): Promise<R> {
+  if (closed) throw new Error(STOPPED);
   const idle = idleSandboxes.get(rootName) ?? [];
   idleSandboxes.set(rootName, idle);
-  const box = idle.pop() ?? (await createSandbox("workspace-gates-audit-", { rootName, parent: auditTempDir() }));
+  const box = idle.pop() ?? (await newSandbox(rootName));
+  if (closed) {
+    await box.dispose();
+    throw new Error(STOPPED);
+  }
+  let finished = () => {};
+  const running = new Promise<void>((resolve) => (finished = resolve));
+  runningCases.add(running);
+  busySandboxes.add(box);
   let canariesChecked = false;
   try {
     const answer = await body(box);
@@ -58,15 +81,57 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
     canariesChecked = true;
     return answer;
   } finally {
-    if (await box.reset({ canariesChecked })) idle.push(box);
+    busySandboxes.delete(box);
+    if (!closed && (await box.reset({ canariesChecked }))) idle.push(box);
     else await box.dispose();
+    runningCases.delete(running);
+    finished();
   }
 }
 
-/** Removes the sandboxes kept for reuse; the runner calls it when a property is done. */
-export async function disposeIdleSandboxes(): Promise<void> {
-  const all = [...idleSandboxes.values()].flatMap((idle) => idle.splice(0));
+const STOPPED = "the audit has stopped: no new sandbox";
+// Cases under way, each settled once its sandbox is put back or removed.
+const runningCases = new Set<Promise<void>>();
+/** How long a stopping audit lets the cases under way end and remove their own sandboxes. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * Removes every sandbox: those kept for reuse and those a hung case still holds (its call may answer
+ * later; it then finds its sandbox gone). The runner calls it when a property is done.
+ */
+export async function disposeSandboxes(): Promise<void> {
+  const all = [...[...idleSandboxes.values()].flatMap((idle) => idle.splice(0)), ...busySandboxes];
+  busySandboxes.clear();
   await Promise.all(all.map((box) => box.dispose()));
+}
+
+/** Sandboxes being made now: one may land after the audit has stopped, and must go too. */
+const pendingSandboxes = new Set<Promise<Sandbox>>();
+
+async function newSandbox(rootName: string): Promise<Sandbox> {
+  const creation = createSandbox("workspace-gates-audit-", { rootName, parent: auditTempDir() });
+  pendingSandboxes.add(creation);
+  try {
+    return await creation;
+  } finally {
+    pendingSandboxes.delete(creation);
+  }
+}
+
+/**
+ * Removes every sandbox, including one being made, and refuses new ones: the audit is stopping
+ * (Ctrl-C) while a case may still run.
+ */
+export async function closeSandboxes(): Promise<void> {
+  closed = true;
+  // A case under way still writes into its sandbox (a recursive mkdir would bring back a removed
+  // one): let it end and remove its own; what has not ended by then hangs, and is removed here.
+  let grace: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(runningCases), new Promise((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+  clearTimeout(grace);
+  const late = await Promise.allSettled([...pendingSandboxes]);
+  await Promise.all(late.map((creation) => (creation.status === "fulfilled" ? creation.value.dispose() : undefined)));
+  await disposeSandboxes();
 }
 
 export interface NamedTools {

@@ -1,14 +1,14 @@
-/** Every audit property, in report order: the field gate, the path gate, the size gate, bash's limits, the known limits. */
+/** Every audit property, in report order: the field gate, the path gate, the size gate, bash's limits, the known limits, the chapter's texts. */
 import type { AuditProperty } from "../property.js";
 import { bashLimitsOutput, bashLimitsTimeout } from "./bash-limits.js";
 import { containmentLossyName, containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
-import { fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
+import { conformanceFields, fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
 import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
 import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
 import { sequencesBash, sequencesRootSwap } from "./sequences.js";
-import { truncationRead } from "./truncation.js";
+import { conformanceTruncation, truncationRead } from "./truncation.js";
 
 export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   fieldsTools,
@@ -29,4 +29,6 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   bashLimitsOutput,
   bashLimitsTimeout,
   limitsHardlink,
+  conformanceFields,
+  conformanceTruncation,
 ];
