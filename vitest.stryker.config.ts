@@ -11,6 +11,8 @@ import base from "./vitest.config.js";
 /** Every test file by name, cheapest first; test/mutation-score.test.ts checks that none is missing. */
 export const CHEAPEST_FIRST = [
   "layout",
+  "package-types",
+  "contract-doc",
   "docs-figures",
   "mutation-score",
   "fields",
@@ -18,6 +20,7 @@ export const CHEAPEST_FIRST = [
   "tool-specs",
   "truncate",
   "arbitraries",
+  "arbitraries-doc",
   "read-truncated",
   "workspace-path",
   "agent",
@@ -37,6 +40,10 @@ export const CHEAPEST_FIRST = [
   "toctou",
   "lessons",
   "toctou-svg",
+  "cli",
+  "audit-reports",
+  "audit-conformance",
+  "audit-run",
   "audit-shard",
   "kill-matrix",
   "kill-every-seed",
