@@ -20,7 +20,9 @@ describe("the replay prefix, as the command was started", () => {
   const cwd = "/srv/project";
   it.each([
     ["the installed bin (npm's link)", "/srv/project/node_modules/.bin/workspace-gates", {}, "npx workspace-gates audit"],
-    ["the Windows shim's target name", "C:/p/node_modules/.bin/workspace-gates.cmd", {}, "npx workspace-gates audit"],
+    ["a link named like a Windows shim", "C:/p/node_modules/.bin/workspace-gates.cmd", {}, "npx workspace-gates audit"],
+    ["the file a Windows shim starts", "C:\\p\\node_modules\\workspace-gates\\dist\\kit\\bin.js", {}, "npx workspace-gates audit"],
+    ["the installed file, started by path", "/srv/project/node_modules/workspace-gates/dist/kit/bin.js", {}, "npx workspace-gates audit"],
     ["the compiled file", "/srv/project/dist/kit/bin.js", {}, "node dist/kit/bin.js audit"],
     ["the source through tsx", "/srv/project/src/kit/bin.ts", {}, "npx tsx src/kit/bin.ts audit"],
     ["a path with a space", "/srv/my tools/bin.js", {}, "node '../my tools/bin.js' audit"],
