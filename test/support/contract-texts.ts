@@ -7,9 +7,7 @@ import * as messages from "../../src/gates/messages.js";
 import { truncationMarker } from "../../src/gates/truncate.js";
 import type { GeneratedSection } from "./generated-section.js";
 
-export const CONTRACT_DOC = "docs/contract.md";
-
-export const CONTRACT_TEXTS_SECTION: GeneratedSection = { file: CONTRACT_DOC, name: "contract-texts", command: "npm run contract-texts" };
+export const CONTRACT_TEXTS_SECTION: GeneratedSection = { file: "docs/contract.md", name: "contract-texts", command: "npm run contract-texts" };
 
 /** Which conformance property checks each text; the others are the reference's wording, not checked. */
 const CHECKED_BY: Partial<Record<keyof typeof messages, string>> = {
