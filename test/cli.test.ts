@@ -1,3 +1,5 @@
+// The workspace-gates command itself: --version, --help, unknown commands, and the replay command it
+// prints, spelled the way the user invoked it (npx, node_modules/.bin, node dist/kit/bin.js, tsx).
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { invocationFrom } from "../src/kit/cli.js";
