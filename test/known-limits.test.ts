@@ -1,7 +1,7 @@
 // The known limits of the chapter's tools, as executable evidence: each test shows what the gates
 // let through (or what they still hold) in the situations SECURITY.md lists under "What the gates do
 // not stop". A test here that starts failing means a limit changed: update SECURITY.md with it.
-import { constants, link, open, readFile, readlink } from "node:fs/promises";
+import { constants, link, open, readFile, readlink, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { POSIX_FIFO, POSIX_SHELL, describeNeeding } from "./support/platform.js";
@@ -57,6 +57,15 @@ describe("hardlinks pass every path check: read leaks the outside file, write no
 
 describe("with the canaries unchanged", () => {
   const sandbox = useSandbox();
+
+  it("a dangling symlink inside tells whether its outside target exists", async () => {
+    const box = sandbox.current;
+    await symlink("../outside/missing.txt", join(box.root, "to-missing"));
+    await symlink("../outside/secret.txt", join(box.root, "to-secret"));
+    const { read } = toolsFor(box);
+    await expect(read.execute({ path: "to-missing" })).resolves.toEqual({ content: "read: ENOENT: no such file or directory, realpath 'to-missing'", isError: true });
+    await expect(read.execute({ path: "to-secret" })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
+  });
 
   describeNeeding(POSIX_SHELL, "bash is not confined by any path gate", () => {
     const cases = [
