@@ -145,6 +145,7 @@ async function createParents(target: string, existing: string): Promise<string[]
   // Stryker disable next-line ArrayDeclaration: a made-up first entry is a relative name, which rmdir resolves in the process's cwd, where no empty directory of that name exists
   const missing: string[] = [];
   for (let path = directory; path !== existing; path = dirname(path)) missing.push(path);
+  // Stryker disable next-line ConditionalExpression: only spares a mkdir -p of a directory that exists, which changes nothing
   if (missing.length === 0) return missing;
   try {
     await mkdir(directory, { recursive: true });
@@ -173,11 +174,14 @@ async function removeEmptyDirectories(deepestFirst: readonly string[]): Promise<
  */
 async function replaceWith(destination: string, content: string, mode: number | undefined, signal: AbortSignal | undefined): Promise<void> {
   const temporary = join(dirname(destination), `.write-${randomBytes(8).toString("hex")}`);
-  const handle = await open(temporary, "wx");
+  const handle = await open(temporary, "wx").catch((error: unknown) => {
+    throw aboutDestination(error, temporary, destination);
+  });
   try {
     try {
-      // chmod, not open's mode: the umask would clear bits the replaced file had.
-      if (mode !== undefined) await handle.chmod(mode & 0o7777);
+      // chmod, not open's mode: the umask would clear bits the replaced file had. (The type bits in
+      // `stats.mode` are ignored by chmod.)
+      if (mode !== undefined) await handle.chmod(mode);
       await handle.writeFile(content);
     } finally {
       await handle.close();
