@@ -375,9 +375,13 @@ describe("finding 10: nits", () => {
     }
   });
 
-  it("write of newdir/ (trailing slash) creates neither a file nor a directory", async () => {
-    await expect(toolsAt(box.root).write.execute({ path: "newdir/", content: "x" })).resolves.toEqual({
-      content: "write: EISDIR: illegal operation on a directory, open 'newdir'",
+  it.each([
+    ["newdir/", "newdir"],
+    ["newdir/.", "newdir"],
+    ["missing/deeper/..", "missing"],
+  ])("write of %s (a directory by its last step) creates neither a file nor a directory", async (path, shown) => {
+    await expect(toolsAt(box.root).write.execute({ path, content: "x" })).resolves.toEqual({
+      content: `write: EISDIR: illegal operation on a directory, open '${shown}'`,
       isError: true,
     });
     await expect(readdir(box.root)).resolves.toEqual([]);
