@@ -193,6 +193,12 @@ describe("finding 4: what the model may learn about the outside", () => {
     await rm(join(box.root, "x"), { recursive: true, force: true });
   });
 
+  it("answers README's `read ../etc/passwd` as an escape, whatever lies beside the root", async () => {
+    const { read } = toolsAt(box.root);
+    for (const path of ["../etc/passwd", "../../../../../../../../etc/passwd", "/etc/passwd", "/no/such/file"])
+      await expect(read.execute({ path })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
+  });
+
   it("answers ENOENT for a missing file with the path as the model wrote it, resolved in the workspace", async () => {
     const { read } = toolsAt(box.root);
     await expect(read.execute({ path: "sub/../missing.txt" })).resolves.toEqual({
