@@ -7,6 +7,7 @@ import { createServer } from "node:net";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { execFileSync } from "node:child_process";
 import { basename, dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
 import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
@@ -25,6 +26,18 @@ beforeEach(() => {
 function toolsAt(root: string, options: WorkspaceToolsOptions = {}): { read: Tool; write: Tool; bash: Tool } {
   const [read, write, bash] = createWorkspaceTools(root, { bash: { timeoutMs: 3_000 }, ...options }) as [Tool, Tool, Tool];
   return { read, write, bash };
+}
+
+const TOOLS_MODULE = join(process.cwd(), "src/tools/workspace-tools.ts");
+/** tsx's loader by its path, so the child finds it from any working directory. */
+const TSX_LOADER = pathToFileURL(join(process.cwd(), "node_modules/tsx/dist/loader.mjs")).href;
+
+/** Runs an ES module script in a child Node (with tsx), under `limits` set by the shell; answers its stdout. */
+function inChild(script: string, { cwd, limits = "" }: { cwd?: string; limits?: string }): string {
+  return execFileSync("sh", ["-c", `${limits} exec "$0" --import "$1" --input-type=module -e "$2"`, process.execPath, TSX_LOADER, script], {
+    encoding: "utf8",
+    ...(cwd === undefined ? {} : { cwd }),
+  });
 }
 
 /** A promise that must settle before `ms`: a hang fails the test instead of stalling it. */
@@ -63,17 +76,15 @@ describe("finding 1: the root is pinned when the tools are created", () => {
   });
 
   it("resolves a relative root against the working directory at creation, not at the first call", async () => {
-    const before = process.cwd();
     await writeFile(join(box.root, "here.txt"), "inside");
-    process.chdir(dirname(box.root));
-    let read: Tool;
-    try {
-      read = toolsAt(basename(box.root)).read;
-      process.chdir(box.outside);
-    } finally {
-      process.chdir(before);
-    }
-    await expect(read.execute({ path: "here.txt" })).resolves.toEqual({ content: "inside" });
+    // In a child: the test runner's workers cannot change their working directory.
+    const script = [
+      `import { createWorkspaceTools } from ${JSON.stringify(TOOLS_MODULE)};`,
+      `const [read] = createWorkspaceTools(${JSON.stringify(basename(box.root))});`,
+      `process.chdir(${JSON.stringify(box.outside)});`,
+      `console.log(JSON.stringify(await read.execute({ path: "here.txt" })));`,
+    ].join("\n");
+    expect(JSON.parse(inChild(script, { cwd: dirname(box.root) }))).toEqual({ content: "inside" });
   });
 
   it("throws at creation when the root is missing or not a directory, naming the root", async () => {
@@ -337,14 +348,11 @@ describe("finding 8: writes cannot tear", () => {
     await writeFile(join(box.root, "kept.txt"), "old content");
     // A child with a 64 KiB file size limit (and SIGXFSZ ignored, so the write fails with EFBIG).
     const script = [
-      `import { createWorkspaceTools } from ${JSON.stringify(join(process.cwd(), "src/tools/workspace-tools.ts"))};`,
+      `import { createWorkspaceTools } from ${JSON.stringify(TOOLS_MODULE)};`,
       `const [, write] = createWorkspaceTools(${JSON.stringify(box.root)});`,
       `for (const path of ["kept.txt", "fresh/new.txt"]) console.log(JSON.stringify(await write.execute({ path, content: "x".repeat(1 << 20) })));`,
     ].join("\n");
-    const out = execFileSync("sh", ["-c", `trap '' XFSZ; ulimit -f 64; exec "$0" --import tsx --input-type=module -e "$1"`, process.execPath, script], {
-      encoding: "utf8",
-    });
-    const answers = out.trim().split("\n").map((line) => JSON.parse(line) as ToolResult);
+    const answers = inChild(script, { limits: "trap '' XFSZ; ulimit -f 64;" }).trim().split("\n").map((line) => JSON.parse(line) as ToolResult);
     expect(answers).toEqual([
       { content: expect.stringMatching(/^write: EFBIG: file too large, write$/), isError: true },
       { content: expect.stringMatching(/^write: EFBIG: file too large, write$/), isError: true },
