@@ -2,13 +2,13 @@
  * The public API of workspace-gates: the chapter's tool layer, its gates, approval and agent loop, and
  * the descriptor-verified tools that close the chapter's TOCTOU window on Linux.
  */
-export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/workspace-tools.js";
+export { createWorkspaceTools, type WorkspaceTools, type WorkspaceToolsOptions } from "./tools/workspace-tools.js";
 export { createVerifiedWorkspaceTools, type VerifiedWorkspaceToolsOptions } from "./verified/verified-tools.js";
 export { procfsProblem, PROC_SUPER_MAGIC } from "./verified/procfs.js";
 export { MAX_SYMLINKS } from "./verified/open-beneath.js";
 export { hardlinkRefusal } from "./verified/verify-opened.js";
 export { unverifiedNotice } from "./verified/best-effort.js";
-export { readTool, DEFAULT_READ_TIMEOUT_MS } from "./tools/read.js";
+export { readTool, DEFAULT_READ_TIMEOUT_MS, readTimedOut } from "./tools/read.js";
 export { writeTool } from "./tools/write.js";
 export { bashTool, bashLimits, DEFAULT_BASH_LIMITS, type BashLimits } from "./tools/bash.js";
 export {
@@ -21,7 +21,6 @@ export {
   BASH_NEEDS_POLICY,
   INVALID_SIGNAL,
   READ_ABORTED,
-  readTimedOut,
   WRITE_ABORTED,
   NOT_UTF8_NAME,
 } from "./gates/messages.js";
