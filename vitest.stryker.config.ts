@@ -24,6 +24,7 @@ export const CHEAPEST_FIRST = [
   "workspace-path",
   "agent",
   "read-write",
+  "chapter-review",
   "descriptor-leaks",
   "tool-path",
   "bash",
