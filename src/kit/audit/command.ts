@@ -167,15 +167,19 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
 
 /**
  * A time budget that never runs fewer cases than `--runs`' default would: first exactly `floor.runs`
- * cases (the kill matrix holds every fork to dying within those, whatever the machine's speed), then,
- * from the next case of the same stream, as many as the rest of `timeLimitMs` allows.
+ * cases (the kill matrix holds every fork to dying within those, whatever the machine's speed), then
+ * further blocks of as many cases, from the next case of the same stream, while time is left. Every
+ * case of a block runs to its end: none is abandoned to go on beside the next property.
  */
 async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number): Promise<PropertyResult> {
-  const first = await runProperty(property, target, floor);
-  const left = timeLimitMs - first.timeMs;
-  if (first.status !== "passed" || left <= 0 || property.maxRuns !== undefined) return first;
-  const more = await runProperty(property, target, { ...floor, firstRun: (floor.firstRun ?? 0) + floor.runs, runs: SHARD_STRIDE - floor.runs, timeLimitMs: left });
-  return { ...more, runs: first.runs + more.runs, timeMs: first.timeMs + more.timeMs };
+  let result = await runProperty(property, target, floor);
+  let next = (floor.firstRun ?? 0) + floor.runs;
+  while (result.status === "passed" && result.timeMs < timeLimitMs && property.maxRuns === undefined && next < SHARD_STRIDE + (floor.firstRun ?? 0)) {
+    const more = await runProperty(property, target, { ...floor, firstRun: next });
+    next += floor.runs;
+    result = { ...more, runs: result.runs + more.runs, timeMs: result.timeMs + more.timeMs };
+  }
+  return result;
 }
 
 interface ReportFile {

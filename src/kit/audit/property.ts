@@ -54,6 +54,8 @@ const idleSandboxes = new Map<string, Sandbox[]>();
 // Sandboxes a case is using now; one still here when its property is done belongs to a case that hung.
 const busySandboxes = new Set<Sandbox>();
 let closed = false;
+// Sandboxes disposeSandboxes has taken away: a late case must neither reuse nor pool them.
+const removed = new WeakSet<Sandbox>();
 
 /**
  * Runs `body` in a sandbox as new (fresh, or reset) whose root is named `rootName` (default `ws`),
@@ -82,8 +84,10 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
     return answer;
   } finally {
     busySandboxes.delete(box);
-    if (!closed && (await box.reset({ canariesChecked }))) idle.push(box);
-    else await box.dispose();
+    // A case that outlived its property (a hang) may find its sandbox removed under it, even while
+    // it resets it: such a sandbox must not go back to the pool.
+    if (!closed && !removed.has(box) && (await box.reset({ canariesChecked })) && !removed.has(box)) idle.push(box);
+    else if (!removed.has(box)) await box.dispose();
     runningCases.delete(running);
     finished();
   }
@@ -101,6 +105,7 @@ const CLOSE_GRACE_MS = 2_000;
  */
 export async function disposeSandboxes(): Promise<void> {
   const all = [...[...idleSandboxes.values()].flatMap((idle) => idle.splice(0)), ...busySandboxes];
+  for (const box of all) removed.add(box);
   busySandboxes.clear();
   await Promise.all(all.map((box) => box.dispose()));
 }

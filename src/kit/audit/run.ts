@@ -20,8 +20,6 @@ export interface RunOptions {
   path?: string;
   /** Starts at this case of the seed's stream instead of the first (a shard's block, shard.ts). */
   firstRun?: number;
-  /** Runs cases until this much time has passed (at most `runs`), instead of exactly `runs`. */
-  timeLimitMs?: number;
   /** Stop at the first failing case without shrinking it: enough to prove a property catches a bug. */
   stopAtFirstFailure?: boolean;
   /** How long one case may take before it counts as a hang (default `DEFAULT_CASE_TIMEOUT_MS`). */
@@ -82,7 +80,6 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       numRuns: Math.min(options.runs, property.maxRuns ?? options.runs),
       // A path without `:` makes fast-check start at that case of the stream and run numRuns from there.
       ...(options.path === undefined ? (options.firstRun ? { path: String(options.firstRun) } : {}) : { path: options.path }),
-      ...(options.timeLimitMs === undefined || property.maxRuns !== undefined ? {} : { interruptAfterTimeLimit: options.timeLimitMs, markInterruptAsFailure: false }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
     })
     .finally(disposeSandboxes);
