@@ -1,27 +1,38 @@
 /**
- * `workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--only ID,...] [--path P]`
+ * `workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--runs N] [--seed N] [--json FILE] [--only ID,...] [--path P]`
  *
  * Promises: exit 0 when every guarantee holds (known limits may fail), 1 when any guarantee fails,
  * 2 when the audit cannot run (bad flag, unknown property, a module that fails to load, an unreadable
  * baseline). With `--baseline FILE` the verdict is the comparison instead: exit 1 exactly when a
  * property the baseline passed fails here (a regression), 0 otherwise. Without
  * MODULE it audits the package's own implementation. A failure prints a replay command; with the
- * printed `--seed` and `--path` it runs exactly the shrunk case again.
+ * printed `--seed` and `--path` it runs exactly the shrunk case again. With `--mcp` the target is an
+ * MCP server started by COMMAND (see mcp/target.ts); a mapped tool it lacks, or a server that does
+ * not start, is exit 2 before any property runs, and a server that fails during the run is exit 2
+ * whatever the properties said.
  */
 import { writeFile } from "node:fs/promises";
-import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
+import { type CliCommand, type CliIo, UsageError, parseCommandArgs } from "../cli-command.js";
 import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
 import { type AuditReport, isRegression, renderText, toJson } from "./report.js";
 import { runProperty } from "./run.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "./target.js";
+import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
+import { type McpAuditTarget, mcpTarget } from "../mcp/target.js";
 
 export const DEFAULT_RUNS = 50;
 
-const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--baseline FILE] [--only ID[,ID...]] [--path P]
+const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--runs N] [--seed N] [--json FILE] [--baseline FILE] [--only ID[,ID...]] [--path P]
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
                createWorkspaceTools (default: this package's implementation)
+  --mcp -- COMMAND...
+               audit the MCP server that COMMAND starts over stdio, one per workspace
+               root: {root} in COMMAND is replaced by the root, or the root is appended
+  --mapping FILE
+               which MCP tools play read and write (default: those of
+               @modelcontextprotocol/server-filesystem; format in docs/contract.md)
   --runs N     generated cases per property (default ${DEFAULT_RUNS}; some properties scale it down)
   --seed N     fast-check seed (default: random, printed)
   --json FILE  also write the results as JSON
@@ -39,42 +50,73 @@ export const auditCommand: CliCommand = {
   usage: USAGE,
   async run(argv, io) {
     const options = parseAuditArgs(argv);
-    let target: AuditTarget;
+    let target: AuditTarget | McpAuditTarget;
     try {
-      target = options.module === undefined ? await referenceTarget() : await loadTarget(options.module);
+      target = await loadAuditTarget(options);
     } catch (error) {
-      io.stderr(`audit: cannot load ${options.module ?? "the reference"}: ${error instanceof Error ? error.message : String(error)}\n`);
+      io.stderr(`audit: cannot load ${describeTarget(options)}: ${error instanceof Error ? error.message : String(error)}\n`);
       return 2;
     }
-    let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
-    if (options.baseline !== undefined) {
-      try {
-        baseline = { file: options.baseline, statuses: await readBaseline(options.baseline) };
-      } catch (error) {
-        io.stderr(`audit: ${error instanceof Error ? error.message : String(error)}\n`);
-        return 2;
-      }
+    try {
+      return await auditTarget(target, options, io);
+    } finally {
+      if ("dispose" in target) await target.dispose();
     }
-    const report: AuditReport = { target: target.label, seed: options.seed, runs: options.runs, results: [] };
-    for (const property of PROPERTIES) {
-      if (options.only !== undefined && !options.only.includes(property.id)) continue;
-      const runs = Math.max(1, Math.round(options.runs * (property.budgetScale ?? 1)));
-      report.results.push(
-        await runProperty(property, target, { seed: options.seed, runs, ...(options.path === undefined ? {} : { path: options.path }) }),
-      );
-    }
-    const prefix = process.env.npm_lifecycle_event === "audit" ? "npm run audit --" : "npx workspace-gates audit";
-    io.stdout(renderText(report, prefix, options.module));
-    if (options.json !== undefined) await writeFile(options.json, `${JSON.stringify(toJson(report, prefix, options.module), null, 2)}\n`);
-    if (baseline === undefined) return report.results.some(isRegression) ? 1 : 0;
-    const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results);
-    io.stdout(renderComparison(comparison));
-    return comparison.regressions.length > 0 ? 1 : 0;
   },
 };
 
+async function loadAuditTarget(options: AuditArgs): Promise<AuditTarget | McpAuditTarget> {
+  if (options.mcp === undefined) return options.module === undefined ? referenceTarget() : loadTarget(options.module);
+  const target = mcpTarget(options.mcp.command, options.mcp.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(options.mcp.mapping));
+  await target.prepare();
+  return target;
+}
+
+function describeTarget(options: AuditArgs): string {
+  if (options.mcp !== undefined) return `the MCP server ${options.mcp.command.join(" ")}`;
+  return options.module ?? "the reference";
+}
+
+function targetWords(options: AuditArgs): string[] {
+  if (options.mcp === undefined) return options.module === undefined ? [] : [options.module];
+  return ["--mcp", ...(options.mcp.mapping === undefined ? [] : ["--mapping", options.mcp.mapping]), "--", ...options.mcp.command];
+}
+
+async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditArgs, io: CliIo): Promise<number> {
+  let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
+  if (options.baseline !== undefined) {
+    try {
+      baseline = { file: options.baseline, statuses: await readBaseline(options.baseline) };
+    } catch (error) {
+      io.stderr(`audit: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
+  }
+  const report: AuditReport = { target: target.label, seed: options.seed, runs: options.runs, results: [] };
+  for (const property of PROPERTIES) {
+    if (options.only !== undefined && !options.only.includes(property.id)) continue;
+    const runs = Math.max(1, Math.round(options.runs * (property.budgetScale ?? 1)));
+    report.results.push(
+      await runProperty(property, target, { seed: options.seed, runs, ...(options.path === undefined ? {} : { path: options.path }) }),
+    );
+  }
+  const prefix = process.env.npm_lifecycle_event === "audit" ? "npm run audit --" : "npx workspace-gates audit";
+  const words = targetWords(options);
+  io.stdout(renderText(report, prefix, words));
+  if (options.json !== undefined) await writeFile(options.json, `${JSON.stringify(toJson(report, prefix, words), null, 2)}\n`);
+  if ("serverFailure" in target && target.serverFailure !== undefined) {
+    io.stderr(`audit: the MCP server failed during the audit, so the verdict cannot stand: ${target.serverFailure}\n`);
+    return 2;
+  }
+  if (baseline === undefined) return report.results.some(isRegression) ? 1 : 0;
+  const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results);
+  io.stdout(renderComparison(comparison));
+  return comparison.regressions.length > 0 ? 1 : 0;
+}
+
 interface AuditArgs {
   module?: string;
+  mcp?: { command: string[]; mapping?: string };
   runs: number;
   seed: number;
   json?: string;
@@ -84,8 +126,10 @@ interface AuditArgs {
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
+  const cut = argv.includes("--") ? argv.indexOf("--") : argv.length;
+  const command = argv.slice(cut + 1);
   const { values, positionals } = parseCommandArgs({
-    args: [...argv],
+    args: argv.slice(0, cut),
     allowPositionals: true,
     options: {
       runs: { type: "string" },
@@ -94,8 +138,14 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       baseline: { type: "string" },
       only: { type: "string", multiple: true },
       path: { type: "string" },
+      mcp: { type: "boolean" },
+      mapping: { type: "string" },
     },
   });
+  if (values.mcp === true && positionals.length > 0) throw new UsageError(`--mcp audits a server, not a MODULE: got ${positionals.join(" ")}`);
+  if (values.mcp === true && command.length === 0) throw new UsageError("--mcp needs the server's command after --, e.g. --mcp -- npx -y @modelcontextprotocol/server-filesystem {root}");
+  if (values.mcp !== true && cut < argv.length) throw new UsageError("a command after -- is for --mcp");
+  if (values.mcp !== true && values.mapping !== undefined) throw new UsageError("--mapping is for --mcp");
   if (positionals.length > 1) throw new UsageError(`expected at most one MODULE, got ${positionals.join(" ")}`);
   const only = values.only?.flatMap((ids) => ids.split(",")).filter((id) => id !== "");
   const unknown = only?.filter((id) => !PROPERTIES.some((property) => property.id === id)) ?? [];
@@ -104,6 +154,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     throw new UsageError("--path replays one case: give it with --seed and exactly one --only");
   return {
     ...(positionals[0] === undefined ? {} : { module: positionals[0] }),
+    ...(values.mcp === true ? { mcp: { command, ...(values.mapping === undefined ? {} : { mapping: values.mapping }) } } : {}),
     runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS),
     seed: values.seed === undefined ? Math.floor(Math.random() * 0x7fffffff) : integer("--seed", values.seed),
     ...(values.json === undefined ? {} : { json: values.json }),

@@ -36,24 +36,29 @@ export interface JsonReport {
 /** How to run the audit again, e.g. `npx workspace-gates audit` or `npm run audit --`. */
 export type ReplayPrefix = string;
 
-export function replayCommand(prefix: ReplayPrefix, module: string | undefined, result: PropertyResult): string | undefined {
+/** The words that name the target on the command line: `[]`, `[MODULE]`, or `--mcp -- COMMAND...`. */
+export type TargetWords = readonly string[];
+
+export function replayCommand(prefix: ReplayPrefix, target: TargetWords, result: PropertyResult): string | undefined {
   if (result.status !== "failed") return undefined;
-  const parts = [prefix, ...(module === undefined ? [] : [shellWord(module)]), "--only", result.id, "--seed", String(result.seed)];
+  // Whatever follows `--` belongs to the server's command, so it ends the line.
+  const cut = target.includes("--") ? target.indexOf("--") : target.length;
+  const parts = [prefix, ...target.slice(0, cut), "--only", result.id, "--seed", String(result.seed)];
   if (result.path !== undefined) parts.push("--path", result.path);
-  return parts.join(" ");
+  return [...parts, ...target.slice(cut)].map((word, index) => (index === 0 ? word : shellWord(word))).join(" ");
 }
 
 export function isRegression(result: PropertyResult): boolean {
   return result.status === "failed" && result.kind === "guarantee";
 }
 
-export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): JsonReport {
+export function toJson(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): JsonReport {
   return {
     target: report.target,
     seed: report.seed,
     runs: report.runs,
     results: report.results.map((result) => {
-      const replay = replayCommand(prefix, module, result);
+      const replay = replayCommand(prefix, target, result);
       return {
         id: result.id,
         gate: result.gate,
@@ -70,7 +75,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string
   };
 }
 
-export function renderText(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): string {
+export function renderText(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): string {
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${report.runs} runs per property)`, ""];
   const rows = report.results.map((result) => [result.gate, result.id, verdict(result), String(result.runs), `${(result.timeMs / 1000).toFixed(1)}s`]);
   const header = ["gate", "property", "verdict", "runs", "time"];
@@ -79,21 +84,23 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, module: st
   lines.push(format(header));
   for (const [index, result] of report.results.entries()) {
     lines.push(format(rows[index] as string[]));
-    if (result.status === "failed") lines.push(...failureDetail(result, replayCommand(prefix, module, result)));
+    if (result.status === "failed") lines.push(...failureDetail(result, replayCommand(prefix, target, result)));
     if (result.status === "skipped") lines.push(`    needs ${result.missing?.join(", ")}, which the module does not export`);
+    if (result.status === "not applicable") lines.push(`    ${result.reason ?? ""}`);
   }
   const count = (predicate: (result: PropertyResult) => boolean) => report.results.filter(predicate).length;
   const limits = report.results.filter((result) => result.kind === "limit" && result.status === "failed").map((result) => result.id);
   lines.push("");
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
   lines.push(
-    `audit: ${count((r) => r.status === "passed")} passed, ${count(isRegression)} failed, ${count((r) => r.status === "skipped")} skipped`,
+    `audit: ${count((r) => r.status === "passed")} passed, ${count(isRegression)} failed, ${count((r) => r.status === "skipped")} skipped` +
+      (count((r) => r.status === "not applicable") > 0 ? `, ${count((r) => r.status === "not applicable")} not applicable` : ""),
   );
   return `${lines.join("\n")}\n`;
 }
 
 function verdict(result: PropertyResult): string {
-  if (result.kind === "limit") return result.status === "failed" ? "known limit" : result.status === "passed" ? "passed (limit closed)" : "skipped";
+  if (result.kind === "limit") return result.status === "failed" ? "known limit" : result.status === "passed" ? "passed (limit closed)" : result.status;
   return result.status === "failed" ? "FAILED" : result.status;
 }
 

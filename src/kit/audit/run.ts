@@ -1,7 +1,8 @@
 /**
  * Runs audit properties against a target and collects one result per property.
  *
- * Promises: a property whose exports are missing is `skipped`; otherwise fast-check runs it with the
+ * Promises: a property the target declares not applicable is `not applicable`, with the target's
+ * reason; a property whose exports are missing is `skipped`; otherwise fast-check runs it with the
  * given seed and budget, and a failure carries the shrunk counterexample (rendered for a reader), the
  * reason, and the seed and path that replay exactly that case. A run that exceeds `timeoutMs` fails
  * rather than hanging the audit.
@@ -27,7 +28,7 @@ export interface PropertyResult {
   gate: Gate;
   kind: "guarantee" | "limit";
   title: string;
-  status: "passed" | "failed" | "skipped";
+  status: "passed" | "failed" | "skipped" | "not applicable";
   runs: number;
   timeMs: number;
   seed: number;
@@ -44,6 +45,8 @@ export const DEFAULT_RUN_TIMEOUT_MS = 60_000;
 
 export async function runProperty<T>(property: AuditProperty<T>, target: AuditTarget, options: RunOptions): Promise<PropertyResult> {
   const common = { id: property.id, gate: property.gate, kind: property.kind, title: property.title, seed: options.seed };
+  const inapplicable = target.notApplicable?.get(property.id);
+  if (inapplicable !== undefined) return { ...common, status: "not applicable", runs: 0, timeMs: 0, reason: inapplicable };
   const missing = property.needs.filter((name) => target[name] === undefined);
   if (missing.length > 0) return { ...common, status: "skipped", runs: 0, timeMs: 0, missing };
   const started = performance.now();

@@ -18,6 +18,8 @@ export interface AuditTarget {
   isInside?: (root: string, path: string, pathApi?: PathApi) => boolean;
   workspacePath?: (root: string, candidate: string, creating: boolean, fsApi?: FsApi) => Promise<string>;
   createWorkspaceTools?: (root: string, options?: object) => Tool[];
+  /** Properties that cannot apply to this kind of target (a process has no `isInside`), each with the reason. */
+  notApplicable?: ReadonlyMap<string, string>;
 }
 
 export type ContractExport = "isInside" | "workspacePath" | "createWorkspaceTools";
