@@ -37,6 +37,15 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
+/** The SDK forgets the pid when its client closes after a failed start; we still need it to clean up. */
+class PidKeepingTransport extends StdioClientTransport {
+  spawnedPid: number | undefined;
+  override async start(): Promise<void> {
+    await super.start();
+    this.spawnedPid = this.pid ?? undefined;
+  }
+}
+
 /** The server's command line for one root. */
 export function commandFor(words: readonly string[], root: string): { command: string; args: string[] } {
   const [command, ...rest] = words.some((word) => word.includes(ROOT_PLACEHOLDER))
@@ -48,7 +57,7 @@ export function commandFor(words: readonly string[], root: string): { command: s
 
 export async function connectServer(words: readonly string[], root: string, timeoutMs = START_TIMEOUT_MS): Promise<McpConnection> {
   const { command, args } = commandFor(words, root);
-  const transport = new StdioClientTransport({ command, args, stderr: "pipe", env: { ...process.env } as Record<string, string> });
+  const transport = new PidKeepingTransport({ command, args, stderr: "pipe", env: { ...process.env } as Record<string, string> });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
@@ -65,7 +74,7 @@ export async function connectServer(words: readonly string[], root: string, time
   const close = async () => {
     if (closedByUs) return;
     closedByUs = true;
-    const pid = transport.pid ?? undefined;
+    const pid = transport.spawnedPid;
     const family = pid === undefined ? [] : await processTree(pid);
     await client.close().catch(() => {});
     await Promise.all(family.map(killIfStillRunning));
@@ -79,7 +88,7 @@ export async function connectServer(words: readonly string[], root: string, time
     throw new McpServerError(`the MCP server did not start: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
   }
   return {
-    pid: transport.pid ?? undefined,
+    pid: transport.spawnedPid,
     toolNames,
     close,
     async call(tool, toolArgs) {
