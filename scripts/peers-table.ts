@@ -3,6 +3,8 @@
  * version, which guarantees hold, which fail (with the class, the shrunk counterexample and the
  * replay) and which cannot apply. `npm run peers` writes both; a test holds the page to the data.
  */
+import { SIMILAR_PREFIX_SUFFIXES } from "../src/kit/sandbox/sandbox.js";
+
 export const PEERS_DATA_FILE = "docs/peers.json";
 export const PEERS_PAGE_FILE = "docs/peers.md";
 
@@ -48,6 +50,9 @@ export function renderPeers(data: PeersData): string {
     "contact before a release of this package publishes it (SECURITY.md). Each is stated as its class and the",
     "minimal counterexample the audit shrank it to, with the command that replays it once `npm run peers` has",
     "installed the package.",
+    "",
+    "In a counterexample, `ws` is the workspace root, `$BOX` the sandbox around it, and `siblingN` the N-th",
+    `similar-prefix sibling of the root: ${SIMILAR_PREFIX_SUFFIXES.map((suffix, index) => `sibling${index} = \`ws${suffix}\``).join(", ")}.`,
     "",
     "| package | version | reached as | guarantees that hold | guarantees that fail | not applicable |",
     "|---|---|---|---|---|---|",

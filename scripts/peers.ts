@@ -1,8 +1,8 @@
-// `npm run peers [-- NAME...]`: installs the pinned packages of fixtures/peers/catalog.ts into a folder
+// `npm run peers [-- NAME... | --render]`: installs the pinned packages of fixtures/peers/catalog.ts into a folder
 // of their own ($TMPDIR/workspace-gates-peers), audits each (MCP servers with `audit --mcp`, helpers
 // through their adapters), and writes docs/peers.json and docs/peers.md from the results. With names,
 // only those packages are audited again and the others keep their rows. Slow (minutes); needs the
-// npm registry.
+// npm registry. `--render` only rewrites docs/peers.md from docs/peers.json (after a merge).
 import { execFile } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,6 +17,11 @@ const SEED = 1;
 const RUNS = 300;
 export const PEERS_FOLDER = join(tmpdir(), "workspace-gates-peers");
 
+if (process.argv[2] === "--render") {
+  await writeFile(PEERS_PAGE_FILE, renderPeers(JSON.parse(await readFile(PEERS_DATA_FILE, "utf8")) as PeersData));
+  process.stdout.write(`wrote ${PEERS_PAGE_FILE}\n`);
+  process.exit(0);
+}
 const only = process.argv.slice(2);
 const unknown = only.filter((name) => !PEERS.some((peer) => peer.name === name));
 if (unknown.length > 0) throw new Error(`no such peer: ${unknown.join(", ")}`);
