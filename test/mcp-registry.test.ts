@@ -9,20 +9,13 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PEERS } from "../fixtures/peers/catalog.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
-import { main } from "../src/kit/cli.js";
+import { cli } from "./support/cli.js";
 import { FILESYSTEM_SERVER_MAPPING } from "../src/kit/mcp/mapping.js";
 import { mcpTarget } from "../src/kit/mcp/target.js";
 import { createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { materialize } from "../src/kit/sandbox/tree.js";
 
 const OFFICIAL = PEERS.find((peer) => peer.name === "@modelcontextprotocol/server-filesystem");
-
-async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
-  return { code, stdout, stderr };
-}
 
 describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
   "the official MCP filesystem server, installed from the registry (skipped without WORKSPACE_GATES_REGISTRY=1: needs the npm registry)",

@@ -7,7 +7,7 @@ import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { type PropertyResult, runProperty } from "../src/kit/audit/run.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "../src/kit/audit/target.js";
-import { main } from "../src/kit/cli.js";
+import { cli } from "./support/cli.js";
 import { McpServerError, commandFor, connectServer, processTree, stillRunning } from "../src/kit/mcp/client.js";
 import { FILESYSTEM_SERVER_MAPPING, parseMapping, readMapping } from "../src/kit/mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, notApplicableOverMcp } from "../src/kit/mcp/target.js";
@@ -16,13 +16,6 @@ import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 const seed = fc.readConfigureGlobal().seed ?? Math.floor(Math.random() * 0x7fffffff);
 const MAPPING_FILE = "fixtures/mcp/tools-server.json";
 const served = (module: string, ...extra: string[]) => ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}", ...extra];
-
-async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
-  return { code, stdout, stderr };
-}
 
 let scratch: string;
 beforeAll(async () => {
