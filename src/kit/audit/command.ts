@@ -19,7 +19,7 @@ import { type AuditReport, isRegression, renderText, toJson } from "./report.js"
 import { runProperty } from "./run.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "./target.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
-import { type McpAuditTarget, mcpTarget } from "../mcp/target.js";
+import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
 export const DEFAULT_RUNS = 50;
 
@@ -126,10 +126,9 @@ interface AuditArgs {
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
-  const cut = argv.includes("--") ? argv.indexOf("--") : argv.length;
-  const command = argv.slice(cut + 1);
+  const { flags, command = [] } = splitAtServerCommand(argv);
   const { values, positionals } = parseCommandArgs({
-    args: argv.slice(0, cut),
+    args: flags,
     allowPositionals: true,
     options: {
       runs: { type: "string" },
@@ -144,7 +143,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
   });
   if (values.mcp === true && positionals.length > 0) throw new UsageError(`--mcp audits a server, not a MODULE: got ${positionals.join(" ")}`);
   if (values.mcp === true && command.length === 0) throw new UsageError("--mcp needs the server's command after --, e.g. --mcp -- npx -y @modelcontextprotocol/server-filesystem {root}");
-  if (values.mcp !== true && cut < argv.length) throw new UsageError("a command after -- is for --mcp");
+  if (values.mcp !== true && flags.length < argv.length) throw new UsageError("a command after -- is for --mcp");
   if (values.mcp !== true && values.mapping !== undefined) throw new UsageError("--mapping is for --mcp");
   if (positionals.length > 1) throw new UsageError(`expected at most one MODULE, got ${positionals.join(" ")}`);
   const only = values.only?.flatMap((ids) => ids.split(",")).filter((id) => id !== "");

@@ -135,3 +135,9 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
     },
   };
 }
+
+/** A command line whose words after `--` are an MCP server's command: the flags before, the command after. */
+export function splitAtServerCommand(argv: readonly string[]): { flags: string[]; command: string[] | undefined } {
+  const cut = argv.indexOf("--");
+  return cut < 0 ? { flags: [...argv], command: undefined } : { flags: argv.slice(0, cut), command: argv.slice(cut + 1) };
+}

@@ -1,6 +1,7 @@
 /**
  * `workspace-gates toctou`: the demonstration of the window the chapter cannot close, in one of two
- * modes (deterministic.ts, race.ts), against a tool set picked by name (tool-sets.ts).
+ * modes (deterministic.ts, race.ts), against a tool set picked by name (tool-sets.ts), a module that
+ * exports `createWorkspaceTools`, or (race mode only) an MCP server through the audit's MCP client.
  *
  * Promises, beyond those of every CliCommand: all files live in one fresh temp directory made by
  * `createSandbox`, which is removed before `run` resolves: on success, on failure, and on Ctrl-C or
@@ -8,8 +9,8 @@
  * 128 + the signal number). The report is printed, and with `--json` written, before the removal,
  * also when interrupted. Exit 1 means the boundary broke: content escaped or something changed outside
  * the workspace (as `audit` exits 1 when a property fails); 0 that neither was seen; 2 that the
- * demonstration could not run or, in deterministic mode, could not place the attacker's move because
- * no check was seen.
+ * demonstration could not run, that the racer made no swap (race ineffective), or, in deterministic
+ * mode, could not place the attacker's move because no check was seen.
  * Does not promise: that exit 0 means the tools are safe; a race that found nothing proves nothing.
  */
 import { writeFile } from "node:fs/promises";
@@ -21,6 +22,11 @@ import { guardInterrupts } from "./interrupt.js";
 import { type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
+import type { Tool } from "../../gates/tool.js";
+import { loadTarget } from "../audit/target.js";
+import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
+import { mcpTarget } from "../mcp/target.js";
+import type { ToctouTarget } from "./flags.js";
 
 export const TEMP_PREFIX = "workspace-gates-toctou-";
 
@@ -47,11 +53,11 @@ export const toctouCommand: CliCommand = {
 async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo, signal: AbortSignal): Promise<number> {
   const narrate = (line: string) => io.stdout(`${line}\n`);
   let box: Sandbox | undefined;
+  let target: AttackedTarget | undefined;
   try {
+    target = await attackedTarget(plan.target);
     box = await createSandbox(TEMP_PREFIX);
-    const factory = TOOL_SETS.get(plan.tools);
-    if (factory === undefined) throw new Error(`unknown tool set "${plan.tools}"`);
-    const run = { box, toolsName: plan.tools, tools: attackedTools(factory(box.root)), narrate, signal };
+    const run = { box, toolsName: plan.tools, tools: attackedTools(target.tools(box.root)), narrate, signal };
     let report: DeterministicReport | RaceReport;
     let code: number;
     if (plan.mode === "deterministic") {
@@ -62,6 +68,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
       report = await runRace({ ...run, budget: plan.budget });
       io.stdout(renderRaceSummary(report));
       code = raceExitCode(report);
+      if (report.racer.swaps === 0) io.stderr("toctou: race ineffective: the racer made no swap, so no count of escapes means anything\n");
     }
     if (plan.json !== undefined) {
       await writeFile(plan.json, `${JSON.stringify(report, null, 2)}\n`);
@@ -72,6 +79,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
     io.stderr(`toctou: could not run: ${error instanceof Error ? error.message : String(error)}\n`);
     return 2;
   } finally {
+    await target?.dispose();
     if (box !== undefined) {
       await box.dispose();
       narrate(`removed ${box.base}`);
@@ -84,7 +92,34 @@ function deterministicExitCode(report: DeterministicReport): number {
   return report.contentEscapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
 }
 
-function raceExitCode(report: RaceReport): number {
-  if (report.racer.failure !== null) return 2;
+/** Builds the attacked tools for a root; an MCP server started for it is ended by `dispose`. */
+interface AttackedTarget {
+  tools(root: string): Tool[];
+  dispose(): Promise<void>;
+}
+
+async function attackedTarget(target: ToctouTarget): Promise<AttackedTarget> {
+  const nothingToEnd = async () => {};
+  if (target.kind === "tools") {
+    const factory = TOOL_SETS.get(target.name);
+    if (factory === undefined) throw new Error(`unknown tool set "${target.name}"`);
+    return { tools: factory, dispose: nothingToEnd };
+  }
+  if (target.kind === "module") {
+    const { createWorkspaceTools } = await loadTarget(target.path);
+    if (createWorkspaceTools === undefined) throw new Error(`${target.path} exports no createWorkspaceTools function`);
+    return { tools: (root) => createWorkspaceTools(root), dispose: nothingToEnd };
+  }
+  const server = mcpTarget(target.command, target.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(target.mapping));
+  await server.prepare();
+  return {
+    tools: (root) => server.createWorkspaceTools?.(root) ?? [],
+    dispose: () => server.dispose(),
+  };
+}
+
+/** Exit 2 when the racer failed or never swapped: a race that did not race proves nothing, however clean. */
+export function raceExitCode(report: RaceReport): number {
+  if (report.racer.failure !== null || report.racer.swaps === 0) return 2;
   return report.total.escapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
 }
