@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
-import { raceExitCode } from "../src/kit/toctou/command.js";
+import { type ControlRace, raceExitCode, raceIneffective } from "../src/kit/toctou/command.js";
 import type { RaceReport } from "../src/kit/toctou/race.js";
 import { cli } from "./support/cli.js";
 
@@ -40,12 +40,17 @@ describe("toctou on any target", () => {
   });
 
   it("--mcp races an MCP server's tools through the audit's client, with a racer that swapped", { timeout: 90_000 }, async () => {
-    const { code, report } = await toctou<RaceReport>("--attempts", "60", "--seconds", "30", "--mapping", "fixtures/mcp/tools-server.json", "--mcp", "--", ...SERVED_CHAPTER);
+    const { code, report } = await toctou<RaceReport & { control: ControlRace }>(
+      "--attempts", "60", "--seconds", "30", "--mapping", "fixtures/mcp/tools-server.json", "--mcp", "--", ...SERVED_CHAPTER,
+    );
     expect(report?.mode).toBe("race");
     expect(report?.tools).toMatch(/^mcp: node --import tsx fixtures\/mcp\/tools-server\.ts/);
     expect(report?.total.attempts).toBe(60);
     expect(report?.racer.swaps).toBeGreaterThan(0);
-    expect(code).toBe((report?.total.escapes ?? 0) > 0 || (report?.sideEffects.total ?? 0) > 0 ? 1 : 0);
+    expect(report?.control).toMatchObject({ tools: "chapter", attempts: 60, swaps: expect.any(Number) });
+    const escaped = (report?.total.escapes ?? 0) > 0 || (report?.sideEffects.total ?? 0) > 0;
+    const controlEscaped = (report?.control.escapes ?? 0) > 0 || (report?.control.sideEffects ?? 0) > 0;
+    expect(code).toBe(escaped ? 1 : controlEscaped ? 0 : 2);
   });
 
   it("says deterministic mode is not applicable over MCP, exit 2", async () => {
@@ -66,12 +71,20 @@ describe("toctou on any target", () => {
 });
 
 describe("a race that did not race", () => {
-  const report = (swaps: number, failure: string | null) =>
-    ({ total: { escapes: 0 }, sideEffects: { total: 0 }, racer: { swaps, runningMs: 1_000, swapsPerSecond: swaps, evictions: 0, failure } }) as unknown as RaceReport;
+  const report = (swaps: number, failure: string | null, escapes = 0) =>
+    ({ total: { escapes }, sideEffects: { total: escapes }, racer: { swaps, runningMs: 1_000, swapsPerSecond: swaps, evictions: 0, failure } }) as unknown as RaceReport;
+  const control = (escapes: number): ControlRace => ({ tools: "chapter", attempts: 100, escapes, sideEffects: escapes, swaps: 50 });
 
-  it("is exit 2, never a clean 0, when the racer made no swap or failed", () => {
+  it("is exit 2, never a clean 0, when the racer made no swap or failed, or the control did not escape", () => {
     expect(raceExitCode(report(0, null))).toBe(2);
     expect(raceExitCode(report(5, "EPERM"))).toBe(2);
+    expect(raceExitCode(report(5, null), control(0))).toBe(2);
+    expect(raceIneffective(report(5, null), control(0))).toMatch(/the control \(the chapter tools, whose window is known\) did not escape/);
+  });
+
+  it("is 0 only for a clean race that could win, and 1 on evidence whatever the control showed", () => {
+    expect(raceExitCode(report(5, null), control(3))).toBe(0);
     expect(raceExitCode(report(5, null))).toBe(0);
+    expect(raceExitCode(report(5, null, 2), control(0))).toBe(1);
   });
 });

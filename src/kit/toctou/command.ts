@@ -19,7 +19,7 @@ import type { CliCommand, CliIo } from "../cli-command.js";
 import { type DeterministicReport, runDeterministic } from "./deterministic.js";
 import { TOCTOU_USAGE, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
-import { type RaceReport, runRace } from "./race.js";
+import { type RaceBudget, type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 import type { Tool } from "../../gates/tool.js";
@@ -58,17 +58,23 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
     target = await attackedTarget(plan.target);
     box = await createSandbox(TEMP_PREFIX);
     const run = { box, toolsName: plan.tools, tools: attackedTools(target.tools(box.root)), narrate, signal };
-    let report: DeterministicReport | RaceReport;
+    let report: DeterministicReport | RaceReport | (RaceReport & { control: ControlRace });
     let code: number;
     if (plan.mode === "deterministic") {
       report = await runDeterministic(run);
       io.stdout(renderDeterministicSummary(report));
       code = deterministicExitCode(report);
     } else {
-      report = await runRace({ ...run, budget: plan.budget });
-      io.stdout(renderRaceSummary(report));
-      code = raceExitCode(report);
-      if (report.racer.swaps === 0) io.stderr("toctou: race ineffective: the racer made no swap, so no count of escapes means anything\n");
+      const raced = await runRace({ ...run, budget: plan.budget });
+      io.stdout(renderRaceSummary(raced));
+      const isControl = plan.target.kind === "tools" && plan.target.name === CONTROL_TOOL_SET;
+      const control = isControl || raced.stoppedBy === "interrupted" ? undefined : await raceControl(plan.budget, narrate, signal);
+      if (control !== undefined)
+        narrate(`control (the ${CONTROL_TOOL_SET} tools, same budget): ${control.escapes} escapes in ${control.attempts} calls, ${control.swaps} swaps`);
+      report = control === undefined ? raced : { ...raced, control };
+      code = raceExitCode(raced, control);
+      const ineffective = raceIneffective(raced, control);
+      if (code === 2 && ineffective !== undefined) io.stderr(`toctou: race ineffective: ${ineffective}, so no count of escapes here means anything\n`);
     }
     if (plan.json !== undefined) {
       await writeFile(plan.json, `${JSON.stringify(report, null, 2)}\n`);
@@ -118,8 +124,44 @@ async function attackedTarget(target: ToctouTarget): Promise<AttackedTarget> {
   };
 }
 
-/** Exit 2 when the racer failed or never swapped: a race that did not race proves nothing, however clean. */
-export function raceExitCode(report: RaceReport): number {
-  if (report.racer.failure !== null || report.racer.swaps === 0) return 2;
-  return report.total.escapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
+/** The tool set with a known window, raced beside any other target to show that the race can win. */
+export const CONTROL_TOOL_SET = "chapter";
+
+/** What the control race showed: enough to judge whether the racer could win at all. */
+export interface ControlRace {
+  tools: string;
+  attempts: number;
+  escapes: number;
+  sideEffects: number;
+  swaps: number;
+}
+
+async function raceControl(budget: RaceBudget, narrate: (line: string) => void, signal: AbortSignal): Promise<ControlRace> {
+  const box = await createSandbox(TEMP_PREFIX);
+  try {
+    const factory = TOOL_SETS.get(CONTROL_TOOL_SET);
+    if (factory === undefined) throw new Error(`no ${CONTROL_TOOL_SET} tool set`);
+    const control = await runRace({ box, toolsName: CONTROL_TOOL_SET, tools: attackedTools(factory(box.root)), budget, narrate: (line) => narrate(`control: ${line}`), signal });
+    return { tools: CONTROL_TOOL_SET, attempts: control.total.attempts, escapes: control.total.escapes, sideEffects: control.sideEffects.total, swaps: control.racer.swaps };
+  } finally {
+    await box.dispose();
+  }
+}
+
+/** Why a race cannot support a clean verdict, if it cannot: no swap, or a control that never escaped. */
+export function raceIneffective(report: RaceReport, control: ControlRace | undefined): string | undefined {
+  if (report.racer.swaps === 0) return "the racer made no swap";
+  if (control !== undefined && control.escapes === 0 && control.sideEffects === 0)
+    return `the control (the ${control.tools} tools, whose window is known) did not escape in the same budget`;
+  return undefined;
+}
+
+/**
+ * Exit 1 on evidence of an escape; otherwise 2 when the racer failed or the race was ineffective (a
+ * race that could not have won proves nothing, however clean), and 0 only for a race that could win.
+ */
+export function raceExitCode(report: RaceReport, control?: ControlRace): number {
+  if (report.racer.failure !== null) return 2;
+  if (report.total.escapes > 0 || report.sideEffects.total > 0) return 1;
+  return raceIneffective(report, control) === undefined ? 0 : 2;
 }
