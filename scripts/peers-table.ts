@@ -19,17 +19,36 @@ export interface PeerResult {
   class?: string;
 }
 
+/** One TOCTOU race of an MCP server's write and read (`toctou --mcp`), with its control's verdict. */
+export interface PeerRace {
+  writeCalls: number;
+  writeEscapes: number;
+  swaps: number;
+  /** The toctou exit code: 1 escaped, 0 clean and effective, 2 ineffective. */
+  exitCode: number;
+}
+
 export interface PeerRun {
   name: string;
   version: string;
   kind: "mcp" | "helper";
   results: PeerResult[];
+  race?: PeerRace;
 }
 
 export interface PeersData {
   seed: number;
   runs: number;
+  /** The budget of each race, in seconds. */
+  raceSeconds: number;
   peers: PeerRun[];
+}
+
+function raceCell(race: PeerRace | undefined): string {
+  if (race === undefined) return "not applicable (no tools)";
+  if (race.exitCode === 2) return `ineffective (${race.swaps} swaps)`;
+  const per10k = race.writeCalls === 0 ? 0 : Math.round((race.writeEscapes / race.writeCalls) * 10_000);
+  return `${per10k} (${race.writeEscapes} of ${race.writeCalls})`;
 }
 
 const ids = (results: readonly PeerResult[]) => results.map((result) => `\`${result.id}\``).join(", ") || "none";
@@ -54,16 +73,19 @@ export function renderPeers(data: PeersData): string {
     "In a counterexample, `ws` is the workspace root, `$BOX` the sandbox around it, and `siblingN` the N-th",
     `similar-prefix sibling of the root: ${SIMILAR_PREFIX_SUFFIXES.map((suffix, index) => `sibling${index} = \`ws${suffix}\``).join(", ")}.`,
     "",
-    "| package | version | reached as | guarantees that hold | guarantees that fail | not applicable |",
-    "|---|---|---|---|---|---|",
+    `| package | version | reached as | guarantees that hold | guarantees that fail | not applicable | TOCTOU race: write escapes per 10,000 calls (${data.raceSeconds} s) |`,
+    "|---|---|---|---|---|---|---|",
     ...data.peers.map((run) => {
       const held = guarantees(run).filter((result) => result.status === "passed");
       const failed = guarantees(run).filter((result) => result.status === "failed");
       const inapplicable = run.results.filter((result) => result.status === "not applicable");
-      return `| \`${run.name}\` | ${run.version} | ${run.kind === "mcp" ? "MCP server (stdio)" : "adapter module"} | ${ids(held)} | ${ids(failed)} | ${ids(inapplicable)} |`;
+      return `| \`${run.name}\` | ${run.version} | ${run.kind === "mcp" ? "MCP server (stdio)" : "adapter module"} | ${ids(held)} | ${ids(failed)} | ${ids(inapplicable)} | ${raceCell(run.race)} |`;
     }),
     "",
     "Known limits (`limits.*`) are not findings: every path check fails them by design (SECURITY.md).",
+    "The race column is `toctou --mcp` (docs/contract.md): a racer swaps a directory on the written path",
+    "for a symlink to outside and back; a count is a lower bound on this machine, not a rate to compare",
+    "across machines, and \"ineffective\" means the racer or its control race could not show a window.",
     "",
     "## Findings",
     "",

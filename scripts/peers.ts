@@ -10,11 +10,13 @@ import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { PEERS, type Peer } from "../fixtures/peers/catalog.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
+import type { RaceReport } from "../src/kit/toctou/race.js";
 import { main } from "../src/kit/cli.js";
-import { PEERS_DATA_FILE, PEERS_PAGE_FILE, type PeerRun, type PeersData, renderPeers } from "./peers-table.js";
+import { PEERS_DATA_FILE, PEERS_PAGE_FILE, type PeerRace, type PeerRun, type PeersData, renderPeers } from "./peers-table.js";
 
 const SEED = 1;
 const RUNS = 300;
+const RACE_SECONDS = 5;
 export const PEERS_FOLDER = join(tmpdir(), "workspace-gates-peers");
 
 if (process.argv[2] === "--render") {
@@ -33,7 +35,7 @@ process.stdout.write(`installing ${PEERS.length} packages into ${PEERS_FOLDER}\n
 await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: PEERS_FOLDER });
 
 const previous = only.length === 0 ? [] : (JSON.parse(await readFile(PEERS_DATA_FILE, "utf8")) as PeersData).peers;
-const data: PeersData = { seed: SEED, runs: RUNS, peers: [] };
+const data: PeersData = { seed: SEED, runs: RUNS, raceSeconds: RACE_SECONDS, peers: [] };
 const reports = await mkdtemp(join(tmpdir(), "workspace-gates-peers-reports-"));
 try {
   for (const peer of PEERS) {
@@ -72,6 +74,7 @@ async function audit(peer: Peer, json: string): Promise<PeerRun> {
     name: peer.name,
     version: peer.version,
     kind: peer.kind,
+    ...(peer.kind === "mcp" ? { race: await race(argv.slice(argv.indexOf("--mcp")), `${json}.race.json`) } : {}),
     results: [
       ...report.results.map(({ id, kind, status, reason, counterexample, replay }) => ({
         id,
@@ -85,4 +88,12 @@ async function audit(peer: Peer, json: string): Promise<PeerRun> {
       ...inapplicable.map(([id, reason]) => ({ id, kind: "guarantee" as const, status: "not applicable" as const, reason })),
     ],
   };
+}
+
+/** `toctou --mcp` on the same server, with `target` the `--mcp [--mapping F] -- COMMAND` words. */
+async function race(target: string[], json: string): Promise<PeerRace> {
+  const exitCode = await main(["toctou", "--seconds", String(RACE_SECONDS), "--json", json, ...target], { stdout: () => {}, stderr: () => {} });
+  const report = JSON.parse(await readFile(json, "utf8")) as RaceReport;
+  process.stdout.write(`  race: ${report.perTool.write.escapes} write escapes in ${report.perTool.write.attempts} calls, exit ${exitCode}\n`);
+  return { writeCalls: report.perTool.write.attempts, writeEscapes: report.perTool.write.escapes, swaps: report.racer.swaps, exitCode };
 }

@@ -36,6 +36,16 @@ describe("the gallery of real packages (docs/peers.md)", () => {
     expect(write?.replay).toMatch(/^npx workspace-gates audit --mcp --only containment\.write --seed \d+ --path \S+ -- node \S+server-filesystem\/dist\/index\.js '\{root\}'$/);
   });
 
+  it("races every MCP server (and no helper, which has no tools), with a racer that swapped", () => {
+    for (const run of data.peers) {
+      if (run.kind === "helper") expect(run.race, run.name).toBeUndefined();
+      else expect(run.race?.swaps, run.name).toBeGreaterThan(0);
+    }
+    const official = data.peers.find((run) => run.name === "@modelcontextprotocol/server-filesystem");
+    expect(official?.race).toMatchObject({ exitCode: 1, writeEscapes: expect.any(Number) });
+    expect(official?.race?.writeEscapes).toBeGreaterThan(0);
+  });
+
   it("names only real properties, existing adapters and valid mappings in the catalog", async () => {
     const ids = new Set(PROPERTIES.map((property) => property.id));
     for (const peer of PEERS) {

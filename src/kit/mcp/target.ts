@@ -28,6 +28,8 @@ import type { McpMapping } from "./mapping.js";
 
 export interface McpAuditTarget extends AuditTarget {
   prepare(): Promise<void>;
+  /** Starts the root's server now rather than at its first call (for a timed run such as a race). */
+  start(root: string): Promise<void>;
   dispose(): Promise<void>;
   /** The first error that stopped a server from answering, if any. */
   readonly serverFailure: string | undefined;
@@ -112,6 +114,9 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
     label: `mcp: ${words.join(" ")}`,
     notApplicable: notApplicableOverMcp(mapping),
     createWorkspaceTools: (root) => [mcpTool(root, "read"), mcpTool(root, "write"), bashTool(workspaceBoundary(root))],
+    async start(root) {
+      await serverFor(root);
+    },
     get serverFailure() {
       return serverFailure;
     },

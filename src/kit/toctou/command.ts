@@ -57,6 +57,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
   try {
     target = await attackedTarget(plan.target);
     box = await createSandbox(TEMP_PREFIX);
+    await target.ready(box.root);
     const run = { box, toolsName: plan.tools, tools: attackedTools(target.tools(box.root)), narrate, signal };
     let report: DeterministicReport | RaceReport | (RaceReport & { control: ControlRace });
     let code: number;
@@ -98,28 +99,30 @@ function deterministicExitCode(report: DeterministicReport): number {
   return report.contentEscapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
 }
 
-/** Builds the attacked tools for a root; an MCP server started for it is ended by `dispose`. */
+/** Builds the attacked tools for a root; `ready` starts what they need before the clock runs, `dispose` ends it. */
 interface AttackedTarget {
   tools(root: string): Tool[];
+  ready(root: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
 async function attackedTarget(target: ToctouTarget): Promise<AttackedTarget> {
-  const nothingToEnd = async () => {};
+  const nothing = async () => {};
   if (target.kind === "tools") {
     const factory = TOOL_SETS.get(target.name);
     if (factory === undefined) throw new Error(`unknown tool set "${target.name}"`);
-    return { tools: factory, dispose: nothingToEnd };
+    return { tools: factory, ready: nothing, dispose: nothing };
   }
   if (target.kind === "module") {
     const { createWorkspaceTools } = await loadTarget(target.path);
     if (createWorkspaceTools === undefined) throw new Error(`${target.path} exports no createWorkspaceTools function`);
-    return { tools: (root) => createWorkspaceTools(root), dispose: nothingToEnd };
+    return { tools: (root) => createWorkspaceTools(root), ready: nothing, dispose: nothing };
   }
   const server = mcpTarget(target.command, target.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(target.mapping));
   await server.prepare();
   return {
     tools: (root) => server.createWorkspaceTools?.(root) ?? [],
+    ready: (root) => server.start(root),
     dispose: () => server.dispose(),
   };
 }
