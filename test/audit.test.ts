@@ -1,3 +1,5 @@
+// `workspace-gates audit` end to end: every guarantee on the reference and on the verified tools, the
+// classic mistakes caught, replay commands that reproduce the shrunk case, and the fork baseline.
 import fc from "fast-check";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -1,3 +1,5 @@
+// `audit --mcp`: the mapping file, the server's command line, the adapter proven against the direct audit
+// (own tools and a kill-matrix fork served over MCP), exit 2 for servers that cannot be judged, no process left.
 import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -186,24 +188,5 @@ describeNeeding(LINUX_PROCFS, "a server's processes", () => {
     await target.dispose();
     expect(servers.length).toBeGreaterThanOrEqual(2);
     for (const member of servers) expect(await stillRunning(member), `pid ${member.pid}`).toBe(false);
-  });
-});
-
-describe("the product", () => {
-  it("imports nothing from the kit, so import(\"workspace-gates\") never loads the MCP SDK", async () => {
-    const seen = new Set<string>();
-    const pending = ["src/index.ts"];
-    while (pending.length > 0) {
-      const file = pending.pop() as string;
-      if (seen.has(file)) continue;
-      seen.add(file);
-      const text = await readFile(file, "utf8");
-      for (const [, specifier] of text.matchAll(/(?:from|import)\s*\(?\s*"([^"]+)"/g)) {
-        expect(specifier, `${file} imports ${specifier}`).not.toMatch(/^@modelcontextprotocol\//);
-        if (specifier?.startsWith(".")) pending.push(join(file, "..", specifier).replace(/\.js$/, ".ts"));
-      }
-    }
-    expect([...seen].filter((file) => file.includes("/kit/"))).toEqual([]);
-    expect(seen.size).toBeGreaterThan(10);
   });
 });

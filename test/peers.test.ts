@@ -1,3 +1,5 @@
+// The gallery of real packages: docs/peers.md is the page generated from docs/peers.json, and the
+// data holds every catalogued package, its findings' counterexamples and replays, and its race.
 import { access, readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { PEERS } from "../fixtures/peers/catalog.js";

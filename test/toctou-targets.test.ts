@@ -1,3 +1,5 @@
+// `toctou` on any target: a module (--target), an MCP server (--mcp) through the audit's client, and a
+// race that did not race (no swap, or a control that never escaped) is exit 2, never 0.
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

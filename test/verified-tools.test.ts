@@ -1,3 +1,5 @@
+// createVerifiedWorkspaceTools: the chapter's contract, every refusal of the chapter, a descriptor walk
+// that holds the boundary alone, the decisions stricter than the chapter, and the hardlink policy.
 import { execFileSync } from "node:child_process";
 import { link, mkdir, readFile, readdir, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";

@@ -21,6 +21,7 @@ import { TOCTOU_USAGE, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
 import { type RaceBudget, type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
+import { renderTimelineSvg } from "./timeline-svg.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 import type { Tool } from "../../gates/tool.js";
 import { loadTarget } from "../audit/target.js";
@@ -65,6 +66,10 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
       report = await runDeterministic(run);
       io.stdout(renderDeterministicSummary(report));
       code = deterministicExitCode(report);
+      if (plan.svg !== undefined) {
+        await writeFile(plan.svg, renderTimelineSvg(report));
+        narrate(`timeline written to ${plan.svg}`);
+      }
     } else {
       const raced = await runRace({ ...run, budget: plan.budget });
       io.stdout(renderRaceSummary(raced));

@@ -19,7 +19,7 @@ const MAX_SECONDS = 3_600;
 const WHOLE_NUMBER = { shape: /^\d+$/, name: "whole number" };
 const DECIMAL_NUMBER = { shape: /^\d+(\.\d+)?$/, name: "number" };
 
-export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--json FILE] [-- COMMAND...]
+export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--json FILE] [--svg FILE] [-- COMMAND...]
 
 Shows the window between the tools' path check and their use of the path: a directory inside the
 workspace is swapped for a symlink to a canary directory outside. The chapter's read and write follow
@@ -37,6 +37,7 @@ at the end (also on Ctrl-C).
   --attempts N          race only: stop after N tool calls (default ${DEFAULT_RACE_BUDGET.attempts})
   --seconds S           race only: stop after S seconds (default ${DEFAULT_RACE_BUDGET.seconds}, at most ${MAX_SECONDS})
   --json FILE           also write the report as JSON to FILE
+  --svg FILE            deterministic only: draw the run's check / swap / use timeline as SVG to FILE
   -h, --help            show this help
 
 Exit status: 0 nothing escaped and nothing changed outside, 1 content escaped or something changed
@@ -50,7 +51,7 @@ export type ToctouTarget = { kind: "tools"; name: string } | { kind: "module"; p
 
 export type ToctouPlan =
   | { help: true }
-  | { help: false; mode: "deterministic"; tools: string; target: ToctouTarget; json: string | undefined }
+  | { help: false; mode: "deterministic"; tools: string; target: ToctouTarget; json: string | undefined; svg: string | undefined }
   | { help: false; mode: "race"; tools: string; target: ToctouTarget; json: string | undefined; budget: RaceBudget };
 
 export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
@@ -66,6 +67,7 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
       target: { type: "string" },
       mcp: { type: "boolean" },
       mapping: { type: "string" },
+      svg: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -78,9 +80,10 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
       throw new UsageError("--mode deterministic is not applicable over MCP: the fs trap cannot place a move inside another process; use --mode race");
     if (values.attempts !== undefined || values.seconds !== undefined)
       throw new UsageError("--attempts and --seconds bound a race; they apply to --mode race only");
-    return { help: false, mode, tools, target, json: values.json };
+    return { help: false, mode, tools, target, json: values.json, svg: values.svg };
   }
   if (mode !== "race") throw new UsageError(`unknown mode "${mode}"; use deterministic or race`);
+  if (values.svg !== undefined) throw new UsageError("--svg draws the timeline of one check and one swap; it applies to --mode deterministic only");
   const budget: RaceBudget = {
     attempts: values.attempts === undefined ? DEFAULT_RACE_BUDGET.attempts : positive("--attempts", values.attempts, WHOLE_NUMBER, MAX_ATTEMPTS),
     seconds: values.seconds === undefined ? DEFAULT_RACE_BUDGET.seconds : positive("--seconds", values.seconds, DECIMAL_NUMBER, MAX_SECONDS),
