@@ -288,7 +288,7 @@ const auditSection: Section = {
         const runs = Math.max(5, Math.round(40 * (property.budgetScale ?? 1)));
         const result = await runProperty(property, reference, { seed: 1, runs });
         const mcp = await runProperty(property, overMcp, { seed: 1, runs });
-        const applies = mcp.status !== "not applicable";
+        const applies = mcp.status !== "not-applicable";
         rows.push({
           section: "audit",
           measure: `audit ${property.id}: throughput`,

@@ -3,6 +3,8 @@
  * version, which guarantees hold, which fail (with the class, the shrunk counterexample and the
  * replay) and which cannot apply. `npm run peers` writes both; a test holds the page to the data.
  */
+import type { PropertyKind } from "../src/kit/audit/property.js";
+import type { PropertyStatus } from "../src/kit/audit/run.js";
 import { SIMILAR_PREFIX_SUFFIXES } from "../src/kit/sandbox/sandbox.js";
 
 export const PEERS_DATA_FILE = "docs/peers.json";
@@ -10,8 +12,8 @@ export const PEERS_PAGE_FILE = "docs/peers.md";
 
 export interface PeerResult {
   id: string;
-  kind: "guarantee" | "limit";
-  status: "passed" | "failed" | "skipped" | "not applicable";
+  kind: PropertyKind;
+  status: PropertyStatus;
   reason?: string;
   counterexample?: string;
   replay?: string;
@@ -78,7 +80,7 @@ export function renderPeers(data: PeersData): string {
     ...data.peers.map((run) => {
       const held = guarantees(run).filter((result) => result.status === "passed");
       const failed = guarantees(run).filter((result) => result.status === "failed");
-      const inapplicable = run.results.filter((result) => result.status === "not applicable");
+      const inapplicable = run.results.filter((result) => result.status === "not-applicable");
       return `| \`${run.name}\` | ${run.version} | ${run.kind === "mcp" ? "MCP server (stdio)" : "adapter module"} | ${ids(held)} | ${ids(failed)} | ${ids(inapplicable)} | ${raceCell(run.race)} |`;
     }),
     "",
@@ -107,7 +109,7 @@ export function renderPeers(data: PeersData): string {
     "## Not applicable, and why",
     "",
     ...data.peers.flatMap((run) =>
-      run.results.filter((result) => result.status === "not applicable").map((result) => `- \`${run.name}\`, \`${result.id}\`: ${result.reason ?? ""}`),
+      run.results.filter((result) => result.status === "not-applicable").map((result) => `- \`${run.name}\`, \`${result.id}\`: ${result.reason ?? ""}`),
     ),
   ];
   return `${lines.join("\n")}\n`;

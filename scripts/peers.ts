@@ -85,7 +85,7 @@ async function audit(peer: Peer, json: string): Promise<PeerRun> {
         ...(replay === undefined ? {} : { replay }),
         ...(status === "failed" && peer.classes[id] !== undefined ? { class: peer.classes[id] } : {}),
       })),
-      ...inapplicable.map(([id, reason]) => ({ id, kind: "guarantee" as const, status: "not applicable" as const, reason })),
+      ...inapplicable.map(([id, reason]) => ({ id, kind: "guarantee" as const, status: "not-applicable" as const, reason })),
     ],
   };
 }

@@ -51,11 +51,11 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
 
     it("is failed by the audit, with a replay that reproduces the escape", { timeout: 240_000 }, async () => {
       const json = join(project, "report.json");
-      const first = await cli("audit", "--only", "containment.write", "--seed", "1", "--runs", "1000", "--json", json, "--mcp", "--", ...server);
+      const first = await cli(["audit", "--only", "containment.write", "--seed", "1", "--runs", "1000", "--json", json, "--mcp", "--", ...server]);
       expect(first.code, first.stderr).toBe(1);
       const [failure] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
       expect(failure?.counterexample).toMatch(/sibling[34]\b/);
-      const again = await cli(...(failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2));
+      const again = await cli([...(failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2)]);
       expect(again.code).toBe(1);
       expect(again.stdout).toContain((failure?.counterexample as string).split("\n").join("\n      "));
     });

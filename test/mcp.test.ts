@@ -90,7 +90,7 @@ async function bothWays(module: string, runs: number) {
 describe("the adapter, proven on servers whose direct verdict is known", () => {
   it("the package's own tools served over MCP pass every applicable guarantee, as they do in process", { timeout: 240_000 }, async () => {
     const rows = await bothWays("reference", 15);
-    const applicable = rows.filter((row) => row.mcp.status !== "not applicable");
+    const applicable = rows.filter((row) => row.mcp.status !== "not-applicable");
     expect(applicable.map((row) => row.id).sort()).toEqual(
       ["containment.read", "containment.write", "fields.nulBytes", "fields.rootFromInput", "limits.hardlink", "sequences.bash", "truncation.read"].sort(),
     );
@@ -103,7 +103,7 @@ describe("the adapter, proven on servers whose direct verdict is known", () => {
   it("a kill-matrix fork served over MCP fails where the direct audit fails it", { timeout: 240_000 }, async () => {
     const rows = await bothWays("fixtures/vulnerable/similar-prefix.ts", 60);
     const failedGuarantees = (which: "direct" | "mcp") =>
-      rows.filter((row) => row.mcp.status !== "not applicable" && row[which].kind === "guarantee" && row[which].status === "failed").map((row) => row.id);
+      rows.filter((row) => row.mcp.status !== "not-applicable" && row[which].kind === "guarantee" && row[which].status === "failed").map((row) => row.id);
     expect(failedGuarantees("mcp"), `seed ${seed}`).toEqual(failedGuarantees("direct"));
     expect(failedGuarantees("mcp")).toContain("containment.write");
   });
@@ -112,13 +112,13 @@ describe("the adapter, proven on servers whose direct verdict is known", () => {
 describe("workspace-gates audit --mcp", () => {
   it("prints a replay that runs the same case against the same server again", { timeout: 120_000 }, async () => {
     const json = join(scratch, "replay.json");
-    const first = await cli("audit", "--only", "containment.write", "--seed", "3", "--json", json, "--mcp", "--mapping", MAPPING_FILE, "--", ...served("fixtures/vulnerable/similar-prefix.ts"));
+    const first = await cli(["audit", "--only", "containment.write", "--seed", "3", "--json", json, "--mcp", "--mapping", MAPPING_FILE, "--", ...served("fixtures/vulnerable/similar-prefix.ts")]);
     expect(first.code, first.stderr).toBe(1);
     const [failure] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
     expect(failure?.replay).toMatch(
       /^npx workspace-gates audit --mcp --mapping fixtures\/mcp\/tools-server\.json --only containment\.write --seed 3 --path \S+ -- node --import tsx fixtures\/mcp\/tools-server\.ts fixtures\/vulnerable\/similar-prefix\.ts '\{root\}'$/,
     );
-    const again = await cli(...(failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2));
+    const again = await cli([...(failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2)]);
     expect(again.code).toBe(1);
     expect(again.stdout).toContain((failure?.counterexample as string).split("\n").join("\n      "));
   });
@@ -126,20 +126,20 @@ describe("workspace-gates audit --mcp", () => {
   it("exits 2, naming the tool, when the server lacks a mapped tool", { timeout: 60_000 }, async () => {
     const mapping = join(scratch, "missing.json");
     await writeFile(mapping, JSON.stringify({ read: { tool: "read" }, write: { tool: "write_file" } }));
-    const { code, stdout, stderr } = await cli("audit", "--mcp", "--mapping", mapping, "--", ...served("reference"));
+    const { code, stdout, stderr } = await cli(["audit", "--mcp", "--mapping", mapping, "--", ...served("reference")]);
     expect(code).toBe(2);
     expect(stdout).toBe("");
     expect(stderr).toMatch(/^audit: cannot load the MCP server .*: the MCP server has no tool "write_file" \(the mapping's write\.tool\); it has: read, write$/m);
   });
 
   it("exits 2 when the server cannot start", async () => {
-    const { code, stderr } = await cli("audit", "--mcp", "--", join(scratch, "no-such-server"));
+    const { code, stderr } = await cli(["audit", "--mcp", "--", join(scratch, "no-such-server")]);
     expect(code).toBe(2);
     expect(stderr).toMatch(/^audit: cannot load the MCP server .*the MCP server did not start/);
   });
 
   it("exits 2, not 0, when the server dies during the audit, although every refused call looked safe", { timeout: 120_000 }, async () => {
-    const { code, stderr } = await cli("audit", "--runs", "5", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "2"));
+    const { code, stderr } = await cli(["audit", "--runs", "5", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "2")]);
     expect(stderr).toMatch(/^audit: the MCP server failed during the audit, so the verdict cannot stand: read got no answer/m);
     expect(code).toBe(2);
   });
@@ -150,7 +150,7 @@ describe("workspace-gates audit --mcp", () => {
     [["audit", "mod.ts", "--", "srv"], /a command after -- is for --mcp/],
     [["audit", "--mapping", "m.json"], /--mapping is for --mcp/],
   ])("refuses %j with exit 2", async (argv, message) => {
-    const { code, stderr } = await cli(...argv);
+    const { code, stderr } = await cli(argv);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
   });

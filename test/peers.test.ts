@@ -26,7 +26,7 @@ describe("the gallery of real packages (docs/peers.md)", () => {
     for (const run of data.peers)
       for (const result of run.results) {
         if (result.status === "failed") expect(result, `${run.name} ${result.id}`).toMatchObject({ counterexample: expect.any(String), replay: expect.any(String) });
-        if (result.status === "not applicable") expect(result.reason, `${run.name} ${result.id}`).toMatch(/\w{4,}/);
+        if (result.status === "not-applicable") expect(result.reason, `${run.name} ${result.id}`).toMatch(/\w{4,}/);
       }
   });
 

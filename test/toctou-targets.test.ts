@@ -23,7 +23,7 @@ afterEach(async () => {
 async function toctou<Report>(...argv: string[]) {
   const json = join(reportDir, "report.json");
   const cut = argv.includes("--") ? argv.indexOf("--") : argv.length;
-  const result = await cli("toctou", ...argv.slice(0, cut), "--json", json, ...argv.slice(cut));
+  const result = await cli(["toctou", ...argv.slice(0, cut), "--json", json, ...argv.slice(cut)]);
   return { ...result, report: existsSync(json) ? (JSON.parse(await readFile(json, "utf8")) as Report) : undefined };
 }
 
@@ -56,7 +56,7 @@ describe("toctou on any target", () => {
   });
 
   it("says deterministic mode is not applicable over MCP, exit 2", async () => {
-    const { code, stderr } = await cli("toctou", "--mode", "deterministic", "--mcp", "--", "srv");
+    const { code, stderr } = await cli(["toctou", "--mode", "deterministic", "--mcp", "--", "srv"]);
     expect(code).toBe(2);
     expect(stderr).toMatch(/--mode deterministic is not applicable over MCP/);
   });
@@ -66,7 +66,7 @@ describe("toctou on any target", () => {
     [["--mcp"], /--mcp needs the server's command after --/],
     [["--", "srv"], /a command after -- is for --mcp/],
   ])("refuses %j with exit 2", async (argv, message) => {
-    const { code, stderr } = await cli("toctou", ...argv);
+    const { code, stderr } = await cli(["toctou", ...argv]);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
   });

@@ -88,7 +88,7 @@ describeNeeding(LINUX_PROCFS, "everything the chapter refuses is refused", () =>
 describeNeeding(LINUX_PROCFS, "the descriptor walk alone holds the boundary", () => {
   it("control: the chapter's read escapes when its check approves everything", async () => {
     await plantEscapeLinks(box);
-    const [chapterRead] = createWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
+    const [chapterRead] = createWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) });
     await expect(chapterRead.execute({ path: "escape-dir/secret.txt" })).resolves.toEqual({ content: `${SECRET} outside\n` });
   });
 

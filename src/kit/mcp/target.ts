@@ -8,8 +8,8 @@
  * During the audit there is one server per workspace root, started at the first call on that root
  * and kept for that root's later cases; a server whose root was removed is closed when the next one
  * starts, and `dispose` closes them all. Properties that cannot apply to a process (`isInside` and
- * `workspacePath` are not exported, fs faults cannot be injected, the chapter's messages and, unless
- * the mapping says so, its truncation are not an MCP server's contract) are listed in
+ * `workspacePath` are not exported, fs faults cannot be injected, inputs JSON cannot carry, the
+ * chapter's messages and, unless the mapping says so, its truncation) are listed in
  * `notApplicable` with the reason. A server that fails during the audit is kept in `serverFailure`,
  * and the audit cannot end green (see command.ts).
  * Does not promise: to send a path the way every agent would; the mapping says how (absolute paths
@@ -39,14 +39,17 @@ const NO_EXPORT = "a server process exports no";
 
 export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, string> {
   return new Map([
-    ["fields.tools", "an MCP server answers malformed arguments with its own schema errors; the chapter's exact messages are not its contract"],
+    ["fields.tools", "MCP arguments are JSON, so the property's inputs that JSON cannot carry (boxed strings, functions, prototypes) would reach the server changed"],
+    ["conformance.fields", "an MCP server answers malformed arguments with its own schema errors; the chapter's exact messages are not its contract"],
     ["isInside.posix", `${NO_EXPORT} isInside function`],
     ["isInside.win32", `${NO_EXPORT} isInside function`],
     ["containment.workspacePath", `${NO_EXPORT} workspacePath function (containment.read and containment.write judge its tools)`],
     ["precision.workspacePath", `${NO_EXPORT} workspacePath function`],
     ["faults.workspacePath", `${NO_EXPORT} workspacePath function`],
     ["faults.tools", "the audit cannot inject fs faults into another process"],
-    ...(mapping.truncation === "none" ? [["truncation.read", 'the mapping says the server does not truncate reads ("truncation": "none")'] as const] : []),
+    ...(mapping.truncation === "none"
+      ? (["truncation.read", "conformance.truncation"] as const).map((id) => [id, 'the mapping says the server does not truncate reads ("truncation": "none")'] as const)
+      : []),
   ]);
 }
 
