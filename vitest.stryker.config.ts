@@ -13,6 +13,10 @@ export const CHEAPEST_FIRST = [
   "layout",
   "docs-figures",
   "peers",
+  "contract-doc",
+  "arbitraries-doc",
+  "package-types",
+  "cli",
   "mutation-score",
   "fields",
   "failure",
@@ -42,6 +46,9 @@ export const CHEAPEST_FIRST = [
   "kill-matrix",
   "bad-input",
   "mcp",
+  "audit-reports",
+  "audit-conformance",
+  "audit-run",
   "audit",
 ];
 
