@@ -156,13 +156,13 @@ describe("a property that cannot judge this target", () => {
     const result = await runProperty(property, target, { seed: 1, runs: 5 });
     expect(result).toMatchObject({ status: "not-applicable", runs: 0, reason: "needs a win32 path API the target does not take" });
     const report: AuditReport = { target: "m.mjs", seed: 1, runs: 5, conformance: false, results: [result] };
-    const text = renderText(report, "npx workspace-gates audit", "m.mjs");
+    const text = renderText(report, "npx workspace-gates audit", ["m.mjs"]);
     expect(text).toMatch(/^isInside\s+example\.notApplicable\s+not applicable\s+0\s/m);
     expect(text).toContain("    not applicable: needs a win32 path API the target does not take\n");
     expect(text).toMatch(/^audit: 0 passed, 0 failed, 0 skipped, 1 not applicable$/m);
     expect(summarize([result], false)).toMatchObject({ notApplicable: 1, skipped: 0, failed: 0 });
     expect(compareWithBaseline("b.json", new Map([[property.id, "passed"]]), [result], false).regressions).toEqual([]);
-    const { cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", "m.mjs"));
+    const { cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", ["m.mjs"]));
     expect(cases.get(property.id)?.skipped?.message).toBe("not applicable: needs a win32 path API the target does not take");
   });
 });
