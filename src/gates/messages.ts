@@ -18,3 +18,6 @@ export const NOT_REGULAR_FILE = "not a regular file";
 
 /** The approval hook `denyBashByDefault`: bash runs only under an explicit policy. */
 export const BASH_NEEDS_POLICY = "bash requires an explicit approval policy";
+
+/** The agent loop: the caller's signal aborted before this call started, so neither hook nor tool ran. */
+export const ABORTED_BEFORE_CALL = "aborted: the caller's AbortSignal fired before the call started; it did not run";
