@@ -11,6 +11,7 @@ import { pathToFileURL } from "node:url";
 import type { PathApi } from "../../gates/is-inside.js";
 import type { Tool } from "../../gates/tool.js";
 import type { FsApi } from "../../gates/workspace-path.js";
+import type { AgentOptions, AgentRun } from "../../agent/agent.js";
 
 export interface AuditTarget {
   /** How the report names the target: the module path, or `reference`. */
@@ -18,11 +19,13 @@ export interface AuditTarget {
   isInside?: (root: string, path: string, pathApi?: PathApi) => boolean;
   workspacePath?: (root: string, candidate: string, creating: boolean, fsApi?: FsApi) => Promise<string>;
   createWorkspaceTools?: (root: string, options?: object) => Tool[];
+  /** The calling layer: the agent loop with its approval hook (docs/contract.md, "The calling layer"). */
+  runAgent?: (prompt: string, options: AgentOptions) => Promise<AgentRun>;
 }
 
-export type ContractExport = "isInside" | "workspacePath" | "createWorkspaceTools";
+export type ContractExport = "isInside" | "workspacePath" | "createWorkspaceTools" | "runAgent";
 
-export const CONTRACT_EXPORTS: readonly ContractExport[] = ["isInside", "workspacePath", "createWorkspaceTools"];
+export const CONTRACT_EXPORTS: readonly ContractExport[] = ["isInside", "workspacePath", "createWorkspaceTools", "runAgent"];
 
 export function targetFromModule(label: string, module: Record<string, unknown>): AuditTarget {
   const target: AuditTarget = { label };
