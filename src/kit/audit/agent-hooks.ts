@@ -64,8 +64,12 @@ export function scriptedHook(answers: ReadonlyMap<string, HookAnswer>, onNeverSe
     switch (answer.kind) {
       case "throws":
         throw new Error("the audit's hook throws");
-      case "rejects":
-        return Promise.reject(new Error("the audit's hook rejects"));
+      case "rejects": {
+        const rejecting = Promise.reject(new Error("the audit's hook rejects"));
+        // Handled here too, so a loop that never awaits it fails the property instead of crashing the audit.
+        rejecting.catch(() => undefined);
+        return rejecting;
+      }
       case "never settles":
         onNeverSettles();
         return new Promise<never>(() => undefined);

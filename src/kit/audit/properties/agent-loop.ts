@@ -182,7 +182,7 @@ export const agentProtocol: AuditProperty<ProtocolCase> = {
 };
 
 /** Where the signal aborts: right after the model's answer, or inside the hook or the tool of a call of the first turn. */
-type AbortPoint = { moment: "after the model's answer" } | { moment: "in the hook of call" | "in the tool of call"; call: number };
+type AbortPoint = { moment: "after the model's answer" } | { moment: "in the hook of" | "in the tool of"; call: number };
 
 interface AbortCase {
   calls: CallSpec[][];
@@ -196,7 +196,7 @@ const abortCase: fc.Arbitrary<AbortCase> = turns({ call: fc.record({ name: known
       calls: fc.constant(calls),
       at: fc.oneof(
         fc.constant<AbortPoint>({ moment: "after the model's answer" }),
-        fc.record({ moment: fc.constantFrom("in the hook of call" as const, "in the tool of call" as const), call: fc.nat({ max: (calls[0]?.length ?? 1) - 1 }) }),
+        fc.record({ moment: fc.constantFrom("in the hook of" as const, "in the tool of" as const), call: fc.nat({ max: (calls[0]?.length ?? 1) - 1 }) }),
       ),
     }),
   );
@@ -214,14 +214,14 @@ function abortingRun(target: AuditTarget, box: Sandbox, calls: NumberedCall[][],
     },
   };
   const beforeToolCall = (call: ToolCall) => {
-    if (at.moment === "in the hook of call" && call.id === aimed?.call.id) controller.abort();
+    if (at.moment === "in the hook of" && call.id === aimed?.call.id) controller.abort();
     return approveAll(call);
   };
   const tools = reportingTools(target, box.root, (use) => {
     uses.push(use);
-    if (at.moment === "in the tool of call" && use.marker === aimed?.index) controller.abort();
+    if (at.moment === "in the tool of" && use.marker === aimed?.index) controller.abort();
   });
-  const started = aimed === undefined ? 0 : at.moment === "in the tool of call" ? aimed.index + 1 : aimed.index;
+  const started = aimed === undefined ? 0 : at.moment === "in the tool of" ? aimed.index + 1 : aimed.index;
   const running = target.runAgent!("audit", { provider, tools, beforeToolCall, signal: controller.signal });
   return { running, mayHaveRun: (call: NumberedCall) => call.index < started };
 }

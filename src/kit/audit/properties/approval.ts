@@ -133,7 +133,8 @@ export const approvalOrdering: AuditProperty<OrderingCase> = {
           uses.push(use);
           events.push(`ran ${use.marker === undefined ? "?" : marker(use.marker)}`);
         },
-        (result) => result.then((answer) => scheduler.schedule(Promise.resolve(answer), "a tool's result")),
+        // The result settles when the scheduler says; its value stays out of the report (it names host paths).
+        (result) => result.then((answer) => scheduler.schedule(Promise.resolve(), "a tool's result").then(() => answer)),
       );
       await scheduler.waitFor(target.runAgent!("audit", { provider: providerFor(calls), tools, beforeToolCall: hook }));
       for (const [at, event] of events.entries()) {
