@@ -20,8 +20,8 @@ export const DEFAULT_RUNS = 50;
 
 const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--baseline FILE] [--only ID[,ID...]] [--path P]
 
-  MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
-               createWorkspaceTools (default: this package's implementation)
+  MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath,
+               createWorkspaceTools and/or runAgent (default: this package's implementation)
   --runs N     generated cases per property (default ${DEFAULT_RUNS}; some properties scale it down)
   --seed N     fast-check seed (default: random, printed)
   --json FILE  also write the results as JSON
