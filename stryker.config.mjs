@@ -8,7 +8,7 @@
 // Incremental: the results of the last run are committed under fixtures/mutation/, so a run on a fresh
 // clone tests again only the mutants whose code or covering tests changed since (`--force` tests all).
 
-/** The chapter's tool layer: the four gates, the tools that apply them, failure and approval. */
+/** The chapter's tool layer: the four gates, the tools that apply them, failure, approval and the agent loop. */
 export const GATE_FILES = [
   "src/gates/schema.ts",
   "src/gates/fields.ts",
@@ -18,6 +18,7 @@ export const GATE_FILES = [
   "src/gates/read-truncated.ts",
   "src/gates/failure.ts",
   "src/agent/approval.ts",
+  "src/agent/agent.ts",
   "src/tools/read.ts",
   "src/tools/write.ts",
   "src/tools/bash.ts",

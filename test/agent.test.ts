@@ -88,6 +88,30 @@ describe("runAgent", () => {
     expect(provider.requests).toHaveLength(3);
   });
 
+  it("sends the provider the whole transcript, the tools' specs, and the signal only when there is one", async () => {
+    const tools = createWorkspaceTools(box.root);
+    const seen: Record<string, unknown>[] = [];
+    const script = scriptedProvider([{ toolCalls: [{ id: "r", name: "read", input: { path: "missing" } }] }, { text: "end" }]);
+    const provider = { next: async (request: Parameters<typeof script.next>[0]) => (seen.push({ ...request }), script.next(request)) };
+    const run = await runAgent("go", { provider, tools });
+    expect(seen.map((request) => Object.keys(request).sort())).toEqual([["messages", "tools"], ["messages", "tools"]]);
+    expect(seen[0]?.tools).toEqual(tools.map((tool) => tool.spec));
+    expect(run.messages).toEqual([
+      { role: "user", content: "go" },
+      { role: "assistant", text: "", toolCalls: [{ id: "r", name: "read", input: { path: "missing" } }] },
+      { role: "tool", toolCallId: "r", name: "read", content: expect.stringMatching(/^read: ENOENT/), isError: true },
+      { role: "assistant", text: "end", toolCalls: [] },
+    ]);
+    const signal = new AbortController().signal;
+    seen.length = 0;
+    await runAgent("go", { provider: { next: async (request) => (seen.push({ ...request }), { text: "" }) }, tools, signal });
+    expect(seen[0]?.signal).toBe(signal);
+  });
+
+  it("has a scripted provider that fails loudly when its script runs out", async () => {
+    await expect(runAgent("go", { provider: scriptedProvider([]), tools: [] })).rejects.toThrow("scripted provider has no turn 1");
+  });
+
   it("runs the input an approval hook substitutes, through the tool's own gates", async () => {
     const provider = scriptedProvider([{ toolCalls: [{ id: "1", name: "write", input: { path: "ok.txt", content: "x" } }] }, { text: "" }]);
     const run = await runAgent("go", {
