@@ -145,7 +145,7 @@ const modelCall: fc.Arbitrary<ModelCall> = fc.record({
   name: callName,
   aim: knownName,
   id: fc.oneof({ weight: 3, arbitrary: fc.constantFrom("a", "b", "c") }, { weight: 1, arbitrary: fc.constantFrom("", "__proto__", "toString", "call 1\n") }),
-  hostile: fc.option(hostileInput, { freq: 3, nil: undefined }),
+  hostile: fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: hostileInput }),
 });
 
 interface ProtocolCase {
