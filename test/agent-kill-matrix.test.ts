@@ -9,11 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LOOP_VARIANTS } from "../fixtures/vulnerable/catalog.js";
+import { loopFork } from "../fixtures/vulnerable/loop-fork.js";
 import { DEFAULT_RUNS } from "../src/kit/audit/command.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
-import { loadTarget } from "../src/kit/audit/target.js";
+import { loadTarget, targetFromModule } from "../src/kit/audit/target.js";
 import { main } from "../src/kit/cli.js";
 
 const SEEDS = Array.from({ length: 20 }, (_, index) => index + 1);
@@ -49,6 +50,14 @@ describe("the calling layer's forks", () => {
     },
     120_000,
   );
+
+  it("and a loop that takes one turn too many fails agent.protocol", async () => {
+    const template = loopFork();
+    const offByOne = targetFromModule("maxTurns off by one", { runAgent: (prompt: string, options: { maxTurns?: number }) => template(prompt, { ...options, maxTurns: (options.maxTurns ?? 20) + 1 } as never) });
+    const protocol = CALLING_LAYER.find((property) => property.id === "agent.protocol");
+    const result = await runProperty(protocol!, offByOne, { seed: 1, runs: DEFAULT_RUNS, stopAtFirstFailure: true });
+    expect(result.reason).toMatch(/the loop asked the model again instead of ending with max_turns/);
+  });
 });
 
 describe("workspace-gates audit on the calling layer", () => {

@@ -79,7 +79,8 @@ async function nextRequest(model: TranscriptModel, real: LoopUnderTest): Promise
 }
 
 async function requireEnd(model: TranscriptModel, real: LoopUnderTest, stopReason: AgentRun["stopReason"]): Promise<Message[]> {
-  const ended = await real.run;
+  const ended = await Promise.race([real.run, real.provider.waiting().then(() => undefined)]);
+  if (ended === undefined) violation(`after ${model.turns} turns (maxTurns ${model.maxTurns}) the loop asked the model again instead of ending with ${stopReason}`);
   if (!ended.ok) violation(`the run rejected with ${String(ended.error)} instead of ending with ${stopReason}`);
   if (ended.value.stopReason !== stopReason) violation(`the run ended with ${ended.value.stopReason}, expected ${stopReason} after ${model.turns} turns (maxTurns ${model.maxTurns})`);
   requireTranscript(ended.value.messages);
@@ -163,7 +164,13 @@ export const agentProtocol: AuditProperty<ProtocolCase> = {
   arbitrary: fc.record({
     maxTurns: fc.integer({ min: 1, max: 4 }),
     commands: fc.commands(
-      [fc.array(modelCall, { minLength: 1, maxLength: 3 }).map((calls) => new ToolTurn(calls)), fc.constant(new TextTurn())],
+      // Mostly turns with calls, so that runs reach maxTurns: the first turn without calls ends the run.
+      [
+        fc.oneof(
+          { weight: 4, arbitrary: fc.array(modelCall, { minLength: 1, maxLength: 3 }).map((calls): fc.AsyncCommand<TranscriptModel, LoopUnderTest> => new ToolTurn(calls)) },
+          { weight: 1, arbitrary: fc.constant(new TextTurn()) },
+        ),
+      ],
       { maxCommands: 6 },
     ),
   }),
