@@ -27,7 +27,8 @@ describe("the kill matrix", () => {
       const result = await runProperty(candidate, template, { seed, runs: 15 });
       expect(result.status, `${candidate.id}: ${result.reason}\n${result.counterexample}`).toBe("passed");
     }
-  });
+    // every guarantee, the calling layer's included, one after the other: minutes on a loaded machine
+  }, 300_000);
 
   it.each(VULNERABLE_VARIANTS)("variant $module ($bugClass) is failed by $caughtBy", async ({ module, caughtBy }) => {
     expect(caughtBy.length, "a variant no property catches needs a new property").toBeGreaterThan(0);
