@@ -14,6 +14,14 @@ import type { ToolCall } from "../../agent/approval.js";
 import type { Tool } from "../../gates/tool.js";
 import { createWorkspaceTools } from "../../tools/workspace-tools.js";
 
+/**
+ * Why a calling-layer property does not judge a target: it exports no loop. Not applicable rather than
+ * skipped, so that a fork of the tools alone is no regression against a baseline that audited a loop.
+ */
+export function withoutRunAgent(target: AuditTarget): string | undefined {
+  return target.runAgent === undefined ? "the module exports no runAgent, so the calling layer is not audited" : undefined;
+}
+
 /** How long a loop may take to end once its signal aborted: it has nothing left to wait for. */
 export const AFTER_ABORT_PATIENCE_MS = 3_000;
 

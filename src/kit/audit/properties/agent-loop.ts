@@ -13,7 +13,7 @@
  */
 import fc from "fast-check";
 import { type CallSpec, TOOL_NAMES, callName, hostileInput, inputFor, knownName, marker, turns } from "../agent-calls.js";
-import { type NumberedCall, type Settled, type ToolUse, numbered, reportingTools, requireNotRun, requireTranscript, settleAfterAbort, traces } from "../agent-harness.js";
+import { type NumberedCall, type Settled, type ToolUse, numbered, reportingTools, requireNotRun, requireTranscript, settleAfterAbort, traces, withoutRunAgent } from "../agent-harness.js";
 import { type AuditProperty, inSandbox, violation } from "../property.js";
 import type { AuditTarget } from "../target.js";
 import { type AgentRun, type Message, type Provider, type ProviderTurn, scriptedProvider } from "../../../agent/agent.js";
@@ -159,7 +159,8 @@ export const agentProtocol: AuditProperty<ProtocolCase> = {
   gate: "agent loop",
   kind: "guarantee",
   title: "every call gets exactly one tool message with its id, in order; unknown tools are refused; maxTurns holds",
-  needs: ["runAgent"],
+  needs: [],
+  notApplicable: withoutRunAgent,
   budgetScale: 0.5,
   arbitrary: fc.record({
     maxTurns: fc.integer({ min: 1, max: 4 }),
@@ -238,7 +239,8 @@ export const agentAbort: AuditProperty<AbortCase> = {
   gate: "agent loop",
   kind: "guarantee",
   title: "once the signal aborts, no call that had not started runs, and the loop ends",
-  needs: ["runAgent"],
+  needs: [],
+  notApplicable: withoutRunAgent,
   arbitrary: abortCase,
   render: ({ calls, at }) =>
     `${numbered(calls)

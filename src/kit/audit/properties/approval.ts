@@ -26,6 +26,7 @@ import {
   settleAfterAbort,
   toolMessageOf,
   traces,
+  withoutRunAgent,
 } from "../agent-harness.js";
 import { type AuditProperty, inSandbox, violation } from "../property.js";
 import { scriptedProvider } from "../../../agent/agent.js";
@@ -46,7 +47,8 @@ export const approvalRefused: AuditProperty<AnsweredCall[][]> = {
   gate: "approval",
   kind: "guarantee",
   title: "a call whose approval is anything but exactly { approved: true, input? } never runs and gets one error message",
-  needs: ["runAgent"],
+  needs: [],
+  notApplicable: withoutRunAgent,
   arbitrary: turns({ call: fc.record({ name: knownName, aim: knownName, answer: hookAnswer() }), maxTurns: 2, maxCalls: 3 }),
   render: (value) => renderTurns(numbered(value), (call) => `, hook answers ${renderAnswer(call.spec.answer)}`),
   async check(target, value) {
@@ -82,7 +84,8 @@ export const approvalBashDefault: AuditProperty<CallSpec[][]> = {
   gate: "approval",
   kind: "guarantee",
   title: "with no hook, no call reaches the bash tool, whatever the spelling of its name",
-  needs: ["runAgent"],
+  needs: [],
+  notApplicable: withoutRunAgent,
   arbitrary: turns({ call: fc.record({ name: bashName, aim: fc.constant("bash" as const) }), maxTurns: 2, maxCalls: 4 }),
   render: (value) => renderTurns(numbered(value)),
   async check(target, value) {
@@ -107,7 +110,8 @@ export const approvalOrdering: AuditProperty<OrderingCase> = {
   gate: "approval",
   kind: "guarantee",
   title: "whatever order hooks and tools settle in, a tool runs only after its own call's approval",
-  needs: ["runAgent"],
+  needs: [],
+  notApplicable: withoutRunAgent,
   arbitrary: fc.record({
     calls: turns({ call: fc.record({ name: knownName, aim: knownName, approve: fc.boolean() }), maxTurns: 2, minCalls: 2, maxCalls: 4 }),
     scheduler: fc.scheduler(),
@@ -165,7 +169,8 @@ export const approvalInput: AuditProperty<(CallSpec & { replacement: Replacement
   gate: "approval",
   kind: "guarantee",
   title: "the tool gets the approved input, and a hook's replacement still passes the tool's gates",
-  needs: ["runAgent"],
+  needs: [],
+  notApplicable: withoutRunAgent,
   arbitrary: turns({
     call: fc.record({
       name: fc.constant("write"),
