@@ -2,13 +2,13 @@
 // and every name a counterexample uses.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { CONTRACT_DOC, CONTRACT_TEXTS_SECTION, renderContractTexts } from "../scripts/contract-texts-table.js";
-import { readSection, wrapSection } from "../scripts/readme-section.js";
+import { CONTRACT_TEXTS_SECTION, renderContractTexts } from "./support/contract-texts.js";
+import { readSection, wrapSection } from "./support/generated-section.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { SIMILAR_PREFIX_SUFFIXES } from "../src/kit/sandbox/sandbox.js";
 import * as messages from "../src/gates/messages.js";
 
-const doc = await readFile(CONTRACT_DOC, "utf8");
+const doc = await readFile(CONTRACT_TEXTS_SECTION.file, "utf8");
 
 describe("docs/contract.md", () => {
   it("quotes exactly the texts of src/gates/messages.ts (npm run contract-texts)", () => {

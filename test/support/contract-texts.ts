@@ -3,13 +3,11 @@
  * marker, so the document quotes exactly what the code answers and what conformance checks. `npm run
  * contract-texts` writes it; test/contract-doc.test.ts holds the document to it.
  */
-import * as messages from "../src/gates/messages.js";
-import { truncationMarker } from "../src/gates/truncate.js";
-import type { ReadmeSection } from "./readme-section.js";
+import * as messages from "../../src/gates/messages.js";
+import { truncationMarker } from "../../src/gates/truncate.js";
+import type { GeneratedSection } from "./generated-section.js";
 
-export const CONTRACT_DOC = "docs/contract.md";
-
-export const CONTRACT_TEXTS_SECTION: ReadmeSection = { name: "contract-texts", command: "npm run contract-texts" };
+export const CONTRACT_TEXTS_SECTION: GeneratedSection = { file: "docs/contract.md", name: "contract-texts", command: "npm run contract-texts" };
 
 /** Which conformance property checks each text; the others are the reference's wording, not checked. */
 const CHECKED_BY: Partial<Record<keyof typeof messages, string>> = {
