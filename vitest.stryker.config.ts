@@ -37,6 +37,7 @@ export const CHEAPEST_FIRST = [
   "lessons",
   "toctou-svg",
   "kill-matrix",
+  "agent-kill-matrix",
   "bad-input",
   "audit",
 ];
