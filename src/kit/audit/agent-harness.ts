@@ -9,10 +9,11 @@ import { readdir } from "node:fs/promises";
 import { type CallSpec, inputFor, marker, markerIn } from "./agent-calls.js";
 import { Violation, violation } from "./property.js";
 import type { AuditTarget } from "./target.js";
-import type { Message } from "../../agent/agent.js";
-import type { ToolCall } from "../../agent/approval.js";
 import type { Tool } from "../../gates/tool.js";
-import { createWorkspaceTools } from "../../tools/workspace-tools.js";
+import { type Message, type ToolCall, createWorkspaceTools } from "../../index.js";
+
+/** The package's loop parts the properties drive a target with (they import the product only through here). */
+export { approveAll, scriptedProvider, type AgentRun, type Message, type Provider, type ProviderTurn, type ToolCall } from "../../index.js";
 
 /**
  * Why a calling-layer property does not judge a target: it exports no loop. Not applicable rather than

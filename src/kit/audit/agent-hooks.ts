@@ -7,7 +7,7 @@
  * Only `approve` and `approve with input` approve; everything else must refuse the call.
  */
 import fc from "fast-check";
-import type { BeforeToolCall, ToolCall } from "../../agent/approval.js";
+import type { BeforeToolCall, ToolCall } from "../../index.js";
 
 export const DENIAL_REASON = "denied by the audit's hook";
 

@@ -13,7 +13,7 @@ import { pathToFileURL } from "node:url";
 import type { PathApi } from "../../gates/is-inside.js";
 import type { Tool } from "../../gates/tool.js";
 import type { FsApi } from "../../gates/workspace-path.js";
-import type { AgentOptions, AgentRun } from "../../agent/agent.js";
+import type { AgentOptions, AgentRun } from "../../index.js";
 
 export interface AuditTarget {
   /** How the report names the target: the module path, or `reference`. */

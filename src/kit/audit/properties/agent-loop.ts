@@ -13,11 +13,27 @@
  */
 import fc from "fast-check";
 import { type CallSpec, TOOL_NAMES, callName, hostileInput, inputFor, knownName, marker, turns } from "../agent-calls.js";
-import { type NumberedCall, type Settled, type ToolUse, numbered, reportingTools, requireNotRun, requireTranscript, settleAfterAbort, traces, withoutRunAgent } from "../agent-harness.js";
+import {
+  type AgentRun,
+  type Message,
+  type NumberedCall,
+  type Provider,
+  type ProviderTurn,
+  type Settled,
+  type ToolCall,
+  type ToolUse,
+  approveAll,
+  numbered,
+  reportingTools,
+  requireNotRun,
+  requireTranscript,
+  scriptedProvider,
+  settleAfterAbort,
+  traces,
+  withoutRunAgent,
+} from "../agent-harness.js";
 import { type AuditProperty, inSandbox, violation } from "../property.js";
 import type { AuditTarget } from "../target.js";
-import { type AgentRun, type Message, type Provider, type ProviderTurn, scriptedProvider } from "../../../agent/agent.js";
-import { type ToolCall, approveAll } from "../../../agent/approval.js";
 import type { Sandbox } from "../../sandbox/sandbox.js";
 
 /** One line per message, as the model of the transcript writes it. */

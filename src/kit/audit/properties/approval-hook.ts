@@ -18,9 +18,11 @@ import { type CallSpec, BASH_SPELLINGS, UNKNOWN_NAMES, knownName, marker, turns 
 import { type HookAnswer, ANSWER_VALUES, approves, hookAnswer, renderAnswer, scriptedHook } from "../agent-hooks.js";
 import {
   type NumberedCall,
+  type ToolCall,
   type ToolUse,
   numbered,
   reportingTools,
+  scriptedProvider,
   requireNotRun,
   requireTranscript,
   settleAfterAbort,
@@ -29,8 +31,6 @@ import {
   withoutRunAgent,
 } from "../agent-harness.js";
 import { type AuditProperty, inSandbox, violation } from "../property.js";
-import { scriptedProvider } from "../../../agent/agent.js";
-import type { ToolCall } from "../../../agent/approval.js";
 
 type AnsweredCall = CallSpec & { answer: HookAnswer };
 
