@@ -49,6 +49,7 @@ export const CHEAPEST_FIRST = [
   "audit-conformance",
   "audit-run",
   "kill-matrix",
+  "agent-kill-matrix",
   "bad-input",
   "audit",
 ];

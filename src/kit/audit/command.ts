@@ -37,8 +37,8 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                              [--junit FILE] [--sarif FILE] [--baseline FILE] [--only ID[,ID...]] [--path P]
                              [--conformance] [--timeout MS]
 
-  MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
-               createWorkspaceTools (default: this package's implementation; docs/contract.md)
+  MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
+               and/or runAgent (default: this package's implementation; docs/contract.md)
   --mcp -- COMMAND...
                audit the MCP server that COMMAND starts over stdio, one per workspace
                root: {root} in COMMAND is replaced by the root, or the root is appended
