@@ -8,6 +8,9 @@ import { MCP_FILESYSTEM } from "../fixtures/corpora/mcp-filesystem.js";
 import { type CorpusRow, PINNED_TOOL_SETS, type TreeRow, agrees, lexicalAnswer, replayTree } from "../src/kit/corpora/corpus.js";
 import { isInside } from "../src/gates/is-inside.js";
 import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
+import { corpusGo, corpusMcp } from "../src/kit/audit/properties/corpus.js";
+import { runProperty } from "../src/kit/audit/run.js";
+import { loadTarget, referenceTarget } from "../src/kit/audit/target.js";
 import { LINUX_PROCFS } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
 
@@ -50,4 +53,20 @@ it("holds every row of Go's table, in Go's order, for read and for write", () =>
 
 it("pins every tree row for exactly the tool sets of the registry", () => {
   expect([...TOOL_SETS.keys()].sort()).toEqual([...PINNED_TOOL_SETS].sort());
+});
+
+describe("the corpora as audit properties", () => {
+  it.each([corpusGo, corpusMcp])("$id passes the reference, in one deterministic run", async (property) => {
+    const result = await runProperty(property, await referenceTarget(), { seed: 1, runs: 50 });
+    expect(result, result.reason).toMatchObject({ status: "passed", runs: 1 });
+  });
+
+  it("fails the startsWith fork on the official server's own rows, each named with its source", async () => {
+    const result = await runProperty(corpusMcp, await loadTarget("fixtures/vulnerable/similar-prefix.ts"), { seed: 1, runs: 50 });
+    expect(result.status).toBe("failed");
+    expect(result.reason).toContain(
+      `fails the official MCP filesystem server's own sibling-paths case 2 [mcp-sibling-paths-2] ("rejects an existing sibling named allowed\"'\""; modelcontextprotocol/servers src/filesystem/__tests__/sibling-paths.test.ts @ 19d185b567ad): read "$ABS/allowed'/secret.txt" accepted allowed'/secret.txt; upstream or the kit: refused`,
+    );
+    expect(result.reason).toContain("path-validation case 5 [mcp-path-validation-5] (\"blocks similar directory names (prefix vulnerability)\"");
+  });
 });

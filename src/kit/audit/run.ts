@@ -50,7 +50,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const details = await fc
     .check(fc.asyncProperty(property.arbitrary, (value) => property.check(target, value)), {
       seed: options.seed,
-      numRuns: options.runs,
+      numRuns: property.deterministic === true ? 1 : options.runs,
       timeout: options.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
       ...(options.path === undefined ? {} : { path: options.path }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),

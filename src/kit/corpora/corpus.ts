@@ -41,6 +41,8 @@ export interface Source {
   /** The upstream test's name (`it(...)` or Go's case name). */
   test: string;
   commit: string;
+  /** How a failure names the table when the file name does not: Go's `rootTestCases`. */
+  table?: string;
 }
 
 /**
@@ -114,8 +116,8 @@ export interface Corpus {
 
 /** "fails the official MCP filesystem server's own sibling-paths case 3 (test name; file @ commit)". */
 export function describeRow(corpus: Corpus, row: CorpusRow): string {
-  const file = row.source.file.split("/").at(-1)?.replace(/(_test\.go|\.test\.ts)$/, "") ?? row.source.file;
-  return `${corpus.owner} ${file} case ${row.case} [${row.id}] (${JSON.stringify(row.source.test)}; ${corpus.repository} ${row.source.file} @ ${row.source.commit.slice(0, 12)})`;
+  const table = row.source.table ?? row.source.file.split("/").at(-1)?.replace(/\.test\.ts$/, "");
+  return `${corpus.owner} ${table} case ${row.case} [${row.id}] ("${row.source.test}"; ${corpus.repository} ${row.source.file} @ ${row.source.commit.slice(0, 12)})`;
 }
 
 export function agrees(row: CorpusRow, answer: boolean | Outcome): boolean {

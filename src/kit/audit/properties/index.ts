@@ -1,5 +1,6 @@
 /** Every audit property, in report order: the field gate, the path gate, the size gate, the limits. */
 import type { AuditProperty } from "../property.js";
+import { corpusGo, corpusMcp } from "./corpus.js";
 import { containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
 import { fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
@@ -21,6 +22,8 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   precisionWorkspacePath,
   faultsWorkspacePath,
   faultsTools,
+  corpusGo,
+  corpusMcp,
   sequencesBash,
   truncationRead,
   limitsHardlink,
