@@ -2,6 +2,7 @@
 // table and the official MCP filesystem server's boundary tests. Each row's answer is pinned per tool
 // set, nothing may change outside the tools' root, and every disagreement with upstream carries its
 // reason. The rows are data: fixtures/corpora/.
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { GO_OS_ROOT } from "../fixtures/corpora/go-os-root.js";
 import { MCP_FILESYSTEM } from "../fixtures/corpora/mcp-filesystem.js";
@@ -11,7 +12,8 @@ import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
 import { corpusGo, corpusMcp } from "../src/kit/audit/properties/corpus.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { loadTarget, referenceTarget } from "../src/kit/audit/target.js";
-import { LINUX_PROCFS } from "./support/platform.js";
+import { CORPORA_DOC, observeCorpora, renderCorporaDoc } from "../src/kit/corpora/doc.js";
+import { LINUX_PROCFS, itNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
 
 const sandbox = useSandbox();
@@ -69,4 +71,8 @@ describe("the corpora as audit properties", () => {
     );
     expect(result.reason).toContain("path-validation case 5 [mcp-path-validation-5] (\"blocks similar directory names (prefix vulnerability)\"");
   });
+});
+
+itNeeding(LINUX_PROCFS, "docs/corpora.md is what a new replay of both corpora on both tool sets renders (npm run corpora-doc)", async () => {
+  expect(await readFile(CORPORA_DOC, "utf8")).toBe(renderCorporaDoc(CORPORA, await observeCorpora(CORPORA, TOOL_SETS)));
 });

@@ -5,8 +5,10 @@
  * `root` or a descendant. `..foo` and `...` are names, not parent steps, so they count as inside; a
  * sibling with a similar prefix (`/work-other` beside `/work`) and, on win32, another drive are outside.
  * Does not promise: anything about symlinks. It compares strings; canonicalizing them is
- * `workspacePath`'s job. Case-insensitive file systems are compared case-sensitively, which can only
- * refuse, never admit, a path.
+ * `workspacePath`'s job. Under `path.posix`, case-insensitive file systems are compared
+ * case-sensitively, which can only refuse, never admit, a path. Under `path.win32` case is folded, as
+ * Windows does by default; in a directory made case-sensitive (NTFS's per-directory flag, which WSL
+ * sets), `WS` beside `ws` is another directory yet counts as inside (SECURITY.md, known limits).
  */
 import * as nodePath from "node:path";
 
