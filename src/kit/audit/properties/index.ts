@@ -4,6 +4,7 @@ import { corpusGo, corpusMcp } from "./corpus.js";
 import { containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
 import { fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
+import { faultsPermissions } from "./permissions.js";
 import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
 import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
@@ -22,6 +23,7 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   precisionWorkspacePath,
   faultsWorkspacePath,
   faultsTools,
+  faultsPermissions,
   corpusGo,
   corpusMcp,
   sequencesBash,
