@@ -44,6 +44,11 @@ describe.each(CORPORA)("corpus $id", (corpus) => {
       const replay = await replayTree(row, sandbox.current, createTools!);
       expect(replay.outcome).toEqual(pinned.outcome);
       expect(replay.outsideRoot, "nothing outside the tools' root changes").toEqual([]);
+      const { outcome } = replay;
+      // A refusal or a read changes nothing; a write changes its file and the directories it made for it.
+      const made = outcome.verdict === "accepted" && row.tool === "write" ? outcome.lands.split("/").map((_, index, parts) => parts.slice(0, index + 1).join("/")) : [];
+      expect(replay.changed.filter((path) => !made.includes(path)), "nothing else changes").toEqual([]);
+      expect(made.length === 0 || replay.changed.includes(made.at(-1) ?? ""), "the written file is there").toBe(true);
       expect(pinned.difference !== undefined, "a reason exactly where the kit disagrees").toBe(differs(row, pinned.outcome));
     });
   });

@@ -137,6 +137,8 @@ export interface TreeReplay {
   outcome: Outcome;
   /** Entries under the workspace added, removed or changed outside the tools' root (relative to ROOT). */
   outsideRoot: string[];
+  /** Every entry the call added, removed or changed, inside the root or not (relative to ROOT). */
+  changed: string[];
 }
 
 /**
@@ -156,13 +158,14 @@ export async function replayTree(row: TreeRow, box: Sandbox, createTools: (root:
   const result = await tool.execute(row.tool === "read" ? { path: abs(row.path) } : { path: abs(row.path), content: written });
   const changed = changesBetween(before, await snapshot(box.root));
   const outsideRoot = changed.filter((path) => relative(rootReal, path).startsWith("..")).map((path) => relative(layout, path));
+  const report = { outsideRoot, changed: changed.map((path) => relative(layout, path)) };
   const content = String(result.content);
   if (result.isError === true) {
     const message = content.replace(new RegExp(`^${row.tool}: `), "").replaceAll(layout, ABS_PLACEHOLDER);
-    return { outcome: message === ESCAPE_MESSAGE ? { verdict: "escape" } : { verdict: "error", message }, outsideRoot };
+    return { outcome: message === ESCAPE_MESSAGE ? { verdict: "escape" } : { verdict: "error", message }, ...report };
   }
   const lands = row.tool === "read" ? readLanding(box, content) : await writeLanding(changed, written);
-  return { outcome: lands === undefined ? { verdict: "error", message: `success without a file to show for it: ${content.slice(0, 120)}` } : { verdict: "accepted", lands: relative(layout, lands) }, outsideRoot };
+  return { outcome: lands === undefined ? { verdict: "error", message: `success without a file to show for it: ${content.slice(0, 120)}` } : { verdict: "accepted", lands: relative(layout, lands) }, ...report };
 }
 
 // materialize fills every file with `file <path under the workspace>`, so content read back names it.
