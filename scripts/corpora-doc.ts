@@ -1,8 +1,8 @@
 // `npm run corpora-doc`: replays every corpus of fixtures/corpora/ on both tool sets and writes
 // docs/corpora.md from what they answered. Run it after changing a corpus or a tool, and commit the file.
 import { writeFile } from "node:fs/promises";
-import { GO_OS_ROOT } from "../fixtures/corpora/go-os-root.js";
-import { MCP_FILESYSTEM } from "../fixtures/corpora/mcp-filesystem.js";
+import { GO_OS_ROOT } from "../src/kit/corpora/go-os-root.js";
+import { MCP_FILESYSTEM } from "../src/kit/corpora/mcp-filesystem.js";
 import { CORPORA_DOC, observeCorpora, renderCorporaDoc } from "../src/kit/corpora/doc.js";
 import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
 

@@ -4,8 +4,8 @@
 // reason. The rows are data: fixtures/corpora/.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { GO_OS_ROOT } from "../fixtures/corpora/go-os-root.js";
-import { MCP_FILESYSTEM } from "../fixtures/corpora/mcp-filesystem.js";
+import { GO_OS_ROOT } from "../src/kit/corpora/go-os-root.js";
+import { MCP_FILESYSTEM } from "../src/kit/corpora/mcp-filesystem.js";
 import { type CorpusRow, PINNED_TOOL_SETS, type TreeRow, agrees, lexicalAnswer, replayTree } from "../src/kit/corpora/corpus.js";
 import { isInside } from "../src/gates/is-inside.js";
 import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";

@@ -39,16 +39,14 @@ export async function referenceTarget(): Promise<AuditTarget> {
 }
 
 export async function loadTarget(specifier: string): Promise<AuditTarget> {
-  return targetFromModule(specifier, await importModule(pathToFileURL(resolve(specifier)).href));
-}
-
-/** Imports a `.js`, `.mjs` or `.ts` module by file URL, through tsx when Node cannot load it alone. */
-export async function importModule(url: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(resolve(specifier)).href;
+  let module: Record<string, unknown>;
   try {
-    return (await import(url)) as Record<string, unknown>;
+    module = (await import(url)) as Record<string, unknown>;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
     const { tsImport } = await import("tsx/esm/api");
-    return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+    module = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
   }
+  return targetFromModule(specifier, module);
 }

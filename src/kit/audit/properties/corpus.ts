@@ -6,31 +6,18 @@
  * A row fails when the target's answer is neither upstream's nor one the kit gives and argues for
  * (docs/corpora.md), or when a call changes anything outside the tools' root. A failure names every
  * failing row with its source: "fails the official MCP filesystem server's own sibling-paths case 3".
- * The rows live in `fixtures/corpora/` (data, shipped with the package) and are loaded on first use.
+ * The rows are data in src/kit/corpora/, compiled into the package with the audit that replays them.
  */
 import fc from "fast-check";
 import type { Tool } from "../../../gates/tool.js";
 import { type Corpus, type CorpusRow, type Outcome, type TreeRow, PINNED_TOOL_SETS, describeRow, lexicalAnswer, replayTree } from "../../corpora/corpus.js";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
-import { type AuditTarget, importModule } from "../target.js";
+import type { AuditTarget } from "../target.js";
+import { GO_OS_ROOT } from "../../corpora/go-os-root.js";
+import { MCP_FILESYSTEM } from "../../corpora/mcp-filesystem.js";
 
 /** Failing rows named per source file in a report; the count says how many there are in all. */
 const SHOWN_PER_FILE = 3;
-
-/** Each corpus's module under `fixtures/corpora/` and the export that holds it. */
-const CORPUS_MODULES = {
-  go: { file: "go-os-root.ts", name: "GO_OS_ROOT" },
-  mcp: { file: "mcp-filesystem.ts", name: "MCP_FILESYSTEM" },
-} as const;
-
-export async function loadCorpus(id: keyof typeof CORPUS_MODULES): Promise<Corpus> {
-  const { file, name } = CORPUS_MODULES[id];
-  // src/kit/audit/properties/ and dist/kit/audit/properties/ are both four levels below the package.
-  const module = await importModule(new URL(`../../../../fixtures/corpora/${file}`, import.meta.url).href);
-  const corpus = module[name] as Corpus | undefined;
-  if (corpus?.rows === undefined || corpus.rows.length === 0) throw new Error(`fixtures/corpora/${file} exports no rows as ${name}`);
-  return corpus;
-}
 
 /** An outcome as a verdict a row can be held to: which file an accepted call lands on, or refused. */
 const verdictOf = (outcome: Outcome) => (outcome.verdict === "accepted" ? `accepted ${outcome.lands}` : "refused");
@@ -58,18 +45,17 @@ async function failureOf(target: AuditTarget, row: CorpusRow): Promise<string | 
   return acceptable.has(verdict) ? undefined : `${row.tool} ${JSON.stringify(row.path)} ${verdict}; upstream or the kit: ${[...acceptable].join(" or ")}`;
 }
 
-function corpusProperty(id: keyof typeof CORPUS_MODULES, title: string, needs: AuditProperty["needs"]): AuditProperty<null> {
+function corpusProperty(corpus: Corpus, title: string, needs: AuditProperty["needs"]): AuditProperty<null> {
   return {
-    id: `corpus.${id}`,
+    id: `corpus.${corpus.id}`,
     gate: "workspacePath",
     kind: "guarantee",
     title,
     needs,
     deterministic: true,
     arbitrary: fc.constant(null),
-    render: () => `every row of fixtures/corpora/${CORPUS_MODULES[id].file}, in order`,
+    render: () => `every row of ${corpus.owner} table, in order`,
     async check(target) {
-      const corpus = await loadCorpus(id);
       const failures = new Map<string, string[]>();
       for (const row of corpus.rows) {
         const why = await failureOf(target, row);
@@ -84,5 +70,5 @@ function corpusProperty(id: keyof typeof CORPUS_MODULES, title: string, needs: A
   };
 }
 
-export const corpusGo = corpusProperty("go", "answers every row of Go's os.Root test table as Go or the kit does", ["createWorkspaceTools"]);
-export const corpusMcp = corpusProperty("mcp", "answers every boundary test of the official MCP filesystem server as it or the kit does", ["isInside", "createWorkspaceTools"]);
+export const corpusGo = corpusProperty(GO_OS_ROOT, "answers every row of Go's os.Root test table as Go or the kit does", ["createWorkspaceTools"]);
+export const corpusMcp = corpusProperty(MCP_FILESYSTEM, "answers every boundary test of the official MCP filesystem server as it or the kit does", ["isInside", "createWorkspaceTools"]);
