@@ -1,4 +1,4 @@
-// `npm run corpora-doc`: replays every corpus of fixtures/corpora/ on both tool sets and writes
+// `npm run corpora-doc`: replays every corpus of src/kit/corpora/ on both tool sets and writes
 // docs/corpora.md from what they answered. Run it after changing a corpus or a tool, and commit the file.
 import { writeFile } from "node:fs/promises";
 import { GO_OS_ROOT } from "../src/kit/corpora/go-os-root.js";

@@ -1,7 +1,7 @@
 // Peers' own test tables, replayed row by row against every tool set of the registry: Go's os.Root
 // table and the official MCP filesystem server's boundary tests. Each row's answer is pinned per tool
 // set, nothing may change outside the tools' root, and every disagreement with upstream carries its
-// reason. The rows are data: fixtures/corpora/.
+// reason. The rows are data: src/kit/corpora/go-os-root.ts and mcp-filesystem.ts.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { GO_OS_ROOT } from "../src/kit/corpora/go-os-root.js";

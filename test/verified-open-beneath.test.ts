@@ -1,3 +1,5 @@
+// The verified tools' walk (openBeneath): refusing descriptors that report a path outside the root,
+// taking back only what a refused write created, and the helpers that name entries and reword errors.
 import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";

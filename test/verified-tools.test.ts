@@ -1,3 +1,5 @@
+// createVerifiedWorkspaceTools: the chapter's contract, every refusal of the chapter, a descriptor walk
+// that holds the boundary alone, the decisions stricter than the chapter, and the hardlink policy.
 import { execFileSync } from "node:child_process";
 import { link, mkdir, readFile, readdir, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -86,7 +88,7 @@ describeNeeding(LINUX_PROCFS, "everything the chapter refuses is refused", () =>
 describeNeeding(LINUX_PROCFS, "the descriptor walk alone holds the boundary", () => {
   it("control: the chapter's read escapes when its check approves everything", async () => {
     await plantEscapeLinks(box);
-    const [chapterRead] = createWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
+    const [chapterRead] = createWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) });
     await expect(chapterRead.execute({ path: "escape-dir/secret.txt" })).resolves.toEqual({ content: `${SECRET} outside\n` });
   });
 

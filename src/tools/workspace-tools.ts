@@ -20,7 +20,10 @@ export interface WorkspaceToolsOptions {
   fsApi?: FsApi;
 }
 
-export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): Tool[] {
+/** The three tools, in this order, so that `const [read, write, bash] = createWorkspaceTools(root)` is typed. */
+export type WorkspaceTools = [read: Tool, write: Tool, bash: Tool];
+
+export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): WorkspaceTools {
   const boundary = workspaceBoundary(root, options.fsApi);
   return [readTool(boundary), writeTool(boundary), bashTool(boundary, bashLimits(options.bash))];
 }

@@ -6,13 +6,15 @@
  * the layout directory) under `base`, files holding `file <name>`, then apply `modes` (chmod, in
  * order); both hand back the `node:fs/promises`-shaped API to act on it. memfs enforces modes for
  * every user, root included; the disk does not for root.
+ * memfs is a development dependency, loaded on first use: `memfsMissing` says why a world cannot be
+ * made where it is not installed (the installed audit, for one).
  * Does not promise: that memfs answers as the disk does. docs/memfs.md is the table of where it does not.
  */
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import * as fsPromises from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Volume, createFsFromVolume } from "memfs";
+import { createRequire } from "node:module";
 import { type Tree, makefs } from "../sandbox/tree.js";
 
 export type Promises = typeof fsPromises;
@@ -53,8 +55,19 @@ export async function diskWorld(lines: readonly string[], modes: Modes = []): Pr
   };
 }
 
+/** Why no memfs world can be made here, or undefined when memfs is installed. */
+export function memfsMissing(): string | undefined {
+  try {
+    createRequire(import.meta.url).resolve("memfs");
+    return undefined;
+  } catch {
+    return "memfs is not installed (npm i -D memfs), and the permission faults are served from it";
+  }
+}
+
 /** A memfs volume holding `base` (its parents made, mode 0755) and the tree under it. */
 export async function memfsWorld(lines: readonly string[], modes: Modes = [], base = "/workspace-gates-memfs"): Promise<World> {
+  const { Volume, createFsFromVolume } = await import("memfs");
   const volume = new Volume();
   volume.mkdirSync(base, { recursive: true });
   const fs = createFsFromVolume(volume).promises as unknown as Promises;

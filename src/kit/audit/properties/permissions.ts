@@ -8,11 +8,12 @@
  *   never call it missing.
  * - mode 0311: lookups through it work, so the answer must be the one given without the mode.
  * A target that ignores the injected `fsApi` looks on the real disk, finds nothing there, and fails.
+ * Not applicable where memfs is not installed (a development dependency): the audit says so.
  */
 import fc from "fast-check";
 import { type AuditProperty, settle, violation } from "../property.js";
 import type { FsApi } from "../../../gates/workspace-path.js";
-import { memfsWorld } from "../../memfs/world.js";
+import { memfsMissing, memfsWorld } from "../../memfs/world.js";
 
 export const PERMISSION_MODES = [0o000, 0o311] as const;
 
@@ -72,6 +73,7 @@ export const faultsPermissions: AuditProperty<PermissionCase> = {
   kind: "guarantee",
   title: "a directory the process may not search, halfway down the path, is EACCES, never missing or allowed",
   needs: ["workspacePath"],
+  notApplicable: memfsMissing,
   arbitrary: permissionCase,
   render: (value) =>
     `tree (memfs):\n  ${treeOf(value).join("\n  ")}\n  ${lockedDirectory(value)} mode ${value.mode.toString(8).padStart(4, "0")}\ncandidate: ${value.absolute ? "$ROOT/" : ""}${value.chain.join("/")}/x (creating: ${value.creating})`,
