@@ -8,7 +8,7 @@ export { procfsProblem, PROC_SUPER_MAGIC } from "./verified/procfs.js";
 export { MAX_SYMLINKS } from "./verified/open-beneath.js";
 export { hardlinkRefusal } from "./verified/verify-opened.js";
 export { unverifiedNotice } from "./verified/best-effort.js";
-export { readTool } from "./tools/read.js";
+export { readTool, DEFAULT_READ_TIMEOUT_MS, readTimedOut } from "./tools/read.js";
 export { writeTool } from "./tools/write.js";
 export { bashTool, bashLimits, DEFAULT_BASH_LIMITS, type BashLimits } from "./tools/bash.js";
 export {
@@ -19,6 +19,10 @@ export {
   NUL_MESSAGE,
   NOT_REGULAR_FILE,
   BASH_NEEDS_POLICY,
+  INVALID_SIGNAL,
+  READ_ABORTED,
+  WRITE_ABORTED,
+  NOT_UTF8_NAME,
 } from "./gates/messages.js";
 export { schema, type ToolSpec, type ObjectSchema, type JsonSchemaProperty } from "./gates/schema.js";
 export { asObject, stringField } from "./gates/fields.js";
@@ -26,7 +30,9 @@ export {
   workspacePath,
   workspaceBoundary,
   nearestExistingAncestor,
+  inWorkspaceTerms,
   type Boundary,
+  type CheckedPath,
   type FsApi,
 } from "./gates/workspace-path.js";
 export { isInside, type PathApi } from "./gates/is-inside.js";

@@ -5,21 +5,17 @@
  * directory, synchronously, so construction fails at once when the root is not an openable directory.
  * From then on the tools walk from this descriptor, so re-pointing or replacing the path `root` does
  * not move the workspace; `currentPath()` is where the pinned directory is now, by the kernel's answer.
- * `givenPath` keeps the caller's spelling of the root (made absolute), which may run through symlinks.
  * The descriptor is closed when the last tool holding the pin becomes unreachable.
  * Does not promise: that the directory stays where it was (a rename moves it, and `currentPath()`
  * follows), or a deterministic close: one descriptor per tool set stays open until garbage collection.
  */
 import { closeSync, constants, openSync, readlinkSync } from "node:fs";
-import { resolve } from "node:path";
 import { descriptorLink, openedPath } from "./proc-fd.js";
 
 export interface PinnedRoot {
   readonly fd: number;
   /** The real path of the root when it was pinned; bash runs there. */
   readonly pinnedPath: string;
-  /** The root as the caller handed it over, absolute: `/tmp/ws` where the real path is `/private/tmp/ws`. */
-  readonly givenPath: string;
   currentPath(): Promise<string>;
 }
 
@@ -42,7 +38,7 @@ export function pinRoot(root: string): PinnedRoot {
     closeSync(fd);
     throw error;
   }
-  const pinned: PinnedRoot = { fd, pinnedPath, givenPath: resolve(root), currentPath: () => openedPath(fd) };
+  const pinned: PinnedRoot = { fd, pinnedPath, currentPath: () => openedPath(fd) };
   closeOnCollect.register(pinned, fd);
   return pinned;
 }
