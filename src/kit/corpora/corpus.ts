@@ -139,6 +139,8 @@ export interface TreeReplay {
   outsideRoot: string[];
   /** Every entry the call added, removed or changed, inside the root or not (relative to ROOT). */
   changed: string[];
+  /** Where the tools' root really is, relative to ROOT (`root` may be a symlink to it). */
+  rootReal: string;
 }
 
 /**
@@ -158,7 +160,7 @@ export async function replayTree(row: TreeRow, box: Sandbox, createTools: (root:
   const result = await tool.execute(row.tool === "read" ? { path: abs(row.path) } : { path: abs(row.path), content: written });
   const changed = changesBetween(before, await snapshot(box.root));
   const outsideRoot = changed.filter((path) => relative(rootReal, path).startsWith("..")).map((path) => relative(layout, path));
-  const report = { outsideRoot, changed: changed.map((path) => relative(layout, path)) };
+  const report = { outsideRoot, changed: changed.map((path) => relative(layout, path)), rootReal: relative(layout, rootReal) };
   const content = String(result.content);
   if (result.isError === true) {
     const message = content.replace(new RegExp(`^${row.tool}: `), "").replaceAll(layout, ABS_PLACEHOLDER);

@@ -22,10 +22,10 @@ const SHOWN_PER_FILE = 3;
 /** An outcome as a verdict a row can be held to: which file an accepted call lands on, or refused. */
 const verdictOf = (outcome: Outcome) => (outcome.verdict === "accepted" ? `accepted ${outcome.lands}` : "refused");
 
-/** Upstream's verdict unless it lands outside the tools' root (a mode the kit refuses), and the kit's. */
-function acceptableTreeVerdicts(row: TreeRow): Set<string> {
+/** Upstream's verdict unless it lands outside the tools' real root (a mode the kit refuses), and the kit's. */
+function acceptableTreeVerdicts(row: TreeRow, rootReal: string): Set<string> {
   const { upstream } = row;
-  const landsInside = upstream.accepts && (row.root === "" || upstream.lands.startsWith(`${row.root}/`));
+  const landsInside = upstream.accepts && (rootReal === "" || upstream.lands.startsWith(`${rootReal}/`));
   const kit = PINNED_TOOL_SETS.map((name) => row.kit[name]).filter((answer) => answer.difference?.kind !== "bug");
   return new Set([...(upstream.accepts ? (landsInside ? [`accepted ${upstream.lands}`] : []) : ["refused"]), ...kit.map((answer) => verdictOf(answer.outcome))]);
 }
@@ -41,7 +41,7 @@ async function failureOf(target: AuditTarget, row: CorpusRow): Promise<string | 
   const replay = await inSandbox((box) => replayTree(row, box, createTools));
   if (replay.outsideRoot.length > 0) return `${row.tool} changed ${replay.outsideRoot.join(", ")}, outside the tools' root`;
   const verdict = verdictOf(replay.outcome);
-  const acceptable = acceptableTreeVerdicts(row);
+  const acceptable = acceptableTreeVerdicts(row, replay.rootReal);
   return acceptable.has(verdict) ? undefined : `${row.tool} ${JSON.stringify(row.path)} ${verdict}; upstream or the kit: ${[...acceptable].join(" or ")}`;
 }
 
