@@ -2,13 +2,14 @@
 // let through (or what they still hold) in the situations SECURITY.md lists under "What the gates do
 // not stop". A test here that starts failing means a limit changed: update SECURITY.md with it.
 import { constants, link, open, readFile, readlink, symlink } from "node:fs/promises";
-import { join } from "node:path";
+import { join, win32 } from "node:path";
 import { describe, expect, it } from "vitest";
 import { POSIX_FIFO, POSIX_SHELL, describeNeeding } from "./support/platform.js";
 import { runAgent, scriptedProvider } from "../src/agent/agent.js";
 import { approveAll } from "../src/agent/approval.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import type { Tool, ToolResult } from "../src/gates/tool.js";
+import { isInside } from "../src/gates/is-inside.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { useSandbox } from "./support/sandbox.js";
 
@@ -170,5 +171,12 @@ describe("with the canaries unchanged", () => {
       }
       expect(outcome).toEqual({ content: "write: not a regular file", isError: true });
     });
+  });
+});
+
+describe("win32 folds case, also where a directory is case-sensitive", () => {
+  it("takes C:\\data\\WS\\secret.txt as inside C:\\data\\ws, though a case-sensitive NTFS directory makes WS a sibling", () => {
+    expect(isInside("C:\\data\\ws", "C:\\data\\WS\\secret.txt", win32)).toBe(true);
+    expect(isInside("C:\\data\\ws", "C:\\data\\ws-other\\secret.txt", win32)).toBe(false);
   });
 });

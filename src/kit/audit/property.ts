@@ -33,6 +33,8 @@ export interface AuditProperty<T = unknown> {
   notApplicable?(target: AuditTarget): string | undefined;
   /** Share of the audit's `--runs` this property takes (a run of sequences costs many tool calls). */
   budgetScale?: number;
+  /** A table replayed whole in one run: it runs once, whatever the budget, and answers the same every time. */
+  deterministic?: true;
   arbitrary: fc.Arbitrary<T>;
   check(target: AuditTarget, value: T): Promise<void>;
   /** The counterexample as a reader wants it: the tree, the candidate, the call. */

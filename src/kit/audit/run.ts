@@ -79,7 +79,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const details = await fc
     .check(fc.asyncProperty(property.arbitrary, predicate), {
       seed: options.seed,
-      numRuns: options.runs,
+      numRuns: property.deterministic === true ? 1 : options.runs,
       ...(options.path === undefined ? {} : { path: options.path }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
     })

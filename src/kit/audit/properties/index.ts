@@ -2,9 +2,11 @@
 import type { AuditProperty } from "../property.js";
 import { agentAbort, agentProtocol } from "./agent-loop.js";
 import { approvalBashDefault, approvalInput, approvalOrdering, approvalRefused } from "./approval-hook.js";
+import { corpusGo, corpusMcp } from "./corpus.js";
 import { containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
 import { conformanceFields, fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
+import { faultsPermissions } from "./permissions.js";
 import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
 import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
@@ -23,6 +25,9 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   precisionWorkspacePath,
   faultsWorkspacePath,
   faultsTools,
+  faultsPermissions,
+  corpusGo,
+  corpusMcp,
   sequencesBash,
   truncationRead,
   approvalRefused,
