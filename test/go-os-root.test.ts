@@ -15,8 +15,9 @@ import {
 import { type FsModel, scanModel } from "../src/kit/audit/model-resolver.js";
 import { type Tree, materialize } from "../src/kit/sandbox/tree.js";
 import type { Tool } from "../src/gates/tool.js";
-import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { useSandbox } from "./support/sandbox.js";
+import { describeEachToolSet } from "./support/tool-sets.js";
+import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
 
 // ROOT is a directory inside the sandbox's workspace, because Go's link texts (`../ROOT/target`)
 // need the root to carry that name. The sandbox's canaries guard everything beside the workspace;
@@ -70,17 +71,27 @@ function agrees(go: GoVerdict, kit: KitVerdict): boolean {
   return go.accepts && go.lands === kit.lands;
 }
 
-describe("Go os.Root's rootTestCases against the chapter's tools", () => {
+describe("Go os.Root's rootTestCases", () => {
   it("holds every row of Go's table, in Go's order", () => {
     expect(GO_OS_ROOT_CASES.map((goCase) => goCase.row)).toEqual(Array.from({ length: 25 }, (_, index) => index + 1));
   });
 
-  it.each(RUNS)("row $row, $name: $tool", async ({ goCase, tool, answer }) => {
+  it("names only tool sets of the registry where one answers differently", () => {
+    const named = RUNS.flatMap(({ answer }) => Object.keys(answer.byToolSet ?? {}));
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((name) => !TOOL_SETS.has(name))).toEqual([]);
+  });
+
+});
+
+describeEachToolSet("Go os.Root's rootTestCases, row by row", (toolSet) => {
+  it.each(RUNS)("row $row, $name: $tool", async ({ goCase, tool, answer: chapterAnswer }) => {
+    const answer = chapterAnswer.byToolSet?.[toolSet.name] ?? chapterAnswer;
     const box = sandbox.current;
     const rootPath = join(box.root, GO_ROOT_NAME);
     const tree = treeOf(goCase, tool, rootPath);
     expect(await materialize(tree, box)).toEqual(tree);
-    const [read, write] = createWorkspaceTools(rootPath) as [Tool, Tool, Tool];
+    const [read, write] = toolSet.create(rootPath) as [Tool, Tool, Tool];
     const written = `written by ${tool} in row ${goCase.row}`;
     const before = await scanModel(box.root);
 

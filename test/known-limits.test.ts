@@ -1,6 +1,7 @@
 // The known limits of the chapter's tools, as executable evidence: each test shows what the gates
 // let through (or what they still hold) in the situations SECURITY.md lists under "What the gates do
-// not stop". A test here that starts failing means a limit changed: update SECURITY.md with it.
+// not stop", for every tool set of the registry; where a set closes a limit, its row says so. A test
+// here that starts failing means a limit changed: update SECURITY.md with it.
 import { constants, link, open, readFile, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -9,8 +10,10 @@ import { runAgent, scriptedProvider } from "../src/agent/agent.js";
 import { approveAll } from "../src/agent/approval.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import type { Tool, ToolResult } from "../src/gates/tool.js";
-import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
+import type { ToolSet } from "../src/kit/sandbox/tool-sets.js";
+import { hardlinkRefusal } from "../src/verified/open-beneath.js";
 import { useSandbox } from "./support/sandbox.js";
+import { describeEachToolSet } from "./support/tool-sets.js";
 
 // Short enough for the kill test, long enough for a shell to start on a loaded machine.
 const FAST_BASH = { timeoutMs: 2_000, maxBuffer: 1024, maxOutputChars: 1024 };
@@ -25,162 +28,169 @@ function isRunning(pid: number): boolean {
   }
 }
 
-function toolsFor(box: Sandbox): { read: Tool; write: Tool; bash: Tool } {
-  const [read, write, bash] = createWorkspaceTools(box.root, { bash: FAST_BASH }) as [Tool, Tool, Tool];
+function toolsFor(toolSet: ToolSet, box: Sandbox): { read: Tool; write: Tool; bash: Tool } {
+  const [read, write, bash] = toolSet.create(box.root, { bash: FAST_BASH }) as [Tool, Tool, Tool];
   return { read, write, bash };
 }
 
-// These tests change the outside canary on purpose, so they cannot use useSandbox (which requires
-// no change at all): each asserts the exact change instead, and restores nothing.
-describe("hardlinks pass every path check", () => {
-  const OVERWRITE = "overwritten through a hardlink";
-  const cases = [
-    {
-      tool: "read" as const,
-      input: { path: "k" },
-      answer: { content: `${SECRET} outside\n` },
-      outsideAfter: `${SECRET} outside\n`,
-      outsideChanged: false,
-    },
-    {
-      tool: "write" as const,
-      input: { path: "k", content: OVERWRITE },
-      answer: { content: `wrote ${OVERWRITE.length} bytes to k` },
-      outsideAfter: OVERWRITE,
-      outsideChanged: true,
-    },
-  ];
+describeEachToolSet("known limits", (toolSet) => {
 
-  it.each(cases)("$tool reaches the outside file through a hardlink made inside", async ({ tool, input, answer, outsideAfter, outsideChanged }) => {
-    const box = await createSandbox();
-    try {
-      const secret = join(box.outside, "secret.txt");
-      await link(secret, join(box.root, "k"));
-      await expect(toolsFor(box)[tool].execute(input)).resolves.toEqual(answer);
-      expect(await readFile(secret, "utf8")).toBe(outsideAfter);
-      expect(await box.canaryChanges()).toEqual(outsideChanged ? [`changed ${secret}`] : []);
-    } finally {
-      await box.dispose();
-    }
-  });
-});
-
-describe("with the canaries unchanged", () => {
-  const sandbox = useSandbox();
-
-  describeNeeding(POSIX_SHELL, "bash is not confined by any path gate", () => {
+  // These tests change the outside canary on purpose, so they cannot use useSandbox (which requires
+  // no change at all): each asserts the exact change instead, and restores nothing.
+  describe("hardlinks", () => {
+    const OVERWRITE = "overwritten through a hardlink";
+    const SECRET_TEXT = `${SECRET} outside\n`;
+    // The chapter's tools pass every path check with it; the verified tools refuse a second link by default.
+    const passes = toolSet.name === "chapter";
+    const refused = (tool: string) => ({ content: `${tool}: ${hardlinkRefusal(2)}`, isError: true });
     const cases = [
       {
-        label: "cat of the outside secret by its absolute path",
-        command: (box: Sandbox) => `cat '${join(box.outside, "secret.txt")}'`,
-        output: () => `${SECRET} outside\n`,
+        tool: "read" as const,
+        input: { path: "k" },
+        answer: passes ? { content: SECRET_TEXT } : refused("read"),
+        outsideAfter: SECRET_TEXT,
+        outsideChanged: false,
       },
       {
-        label: "cd out of the root, then work there",
-        command: () => "cd ../outside && pwd -P && cat dir/secret.txt",
-        output: (box: Sandbox) => `${box.outside}\n${SECRET} outside/dir\n`,
+        tool: "write" as const,
+        input: { path: "k", content: OVERWRITE },
+        answer: passes ? { content: `wrote ${OVERWRITE.length} bytes to k` } : refused("write"),
+        outsideAfter: passes ? OVERWRITE : SECRET_TEXT,
+        outsideChanged: passes,
       },
     ];
 
-    it.each(cases)("$label", async ({ command, output }) => {
-      const box = sandbox.current;
-      await expect(toolsFor(box).bash.execute({ command: command(box) })).resolves.toEqual({ content: output(box) });
-    });
-
-    it("leaves running what the command started in the background when its timeout kills the shell", async () => {
-      // The background job's output goes to /dev/null, so the pipes close when the shell dies and
-      // the tool can answer; `$!` tells the test which process to look for and to end.
-      const result = await toolsFor(sandbox.current).bash.execute({ command: "sleep 60 >/dev/null 2>&1 & echo $!; sleep 5" });
-      expect(result).toEqual({ content: expect.stringMatching(/^bash: timeout: the command was killed after 2000 ms\n\d+\n$/), isError: true });
-      const pid = Number(result.content.split("\n")[1]);
-      const survived = isRunning(pid);
-      if (survived) process.kill(pid, "SIGKILL");
-      expect(survived).toBe(true);
-    });
-  });
-
-  // The attacker of the threat model: bash, approved, makes a link to outside, then the model asks
-  // read and write to go through it. Run through the agent loop, as a model would drive it.
-  describeNeeding(POSIX_SHELL, "a symlink bash creates does not let read or write escape", () => {
-    const cases = [
-      { label: "a relative link to an outside file", target: () => "../outside/secret.txt", readPath: "link", writePath: "link" },
-      { label: "an absolute link to an outside file", target: (box: Sandbox) => join(box.outside, "secret.txt"), readPath: "link", writePath: "link" },
-      { label: "a relative link to an outside directory", target: () => "../outside", readPath: "link/secret.txt", writePath: "link/planted.txt" },
-      { label: "an absolute link to an outside directory", target: (box: Sandbox) => box.outside, readPath: "link/secret.txt", writePath: "link/planted.txt" },
-    ];
-
-    it.each(cases)("$label", async ({ target, readPath, writePath }) => {
-      const box = sandbox.current;
-      const provider = scriptedProvider([
-        { toolCalls: [{ id: "ln", name: "bash", input: { command: `ln -s '${target(box)}' link` } }] },
-        {
-          toolCalls: [
-            { id: "r", name: "read", input: { path: readPath } },
-            { id: "w", name: "write", input: { path: writePath, content: "pwned" } },
-          ],
-        },
-        { text: "done" },
-      ]);
-      const run = await runAgent("escape", { provider, tools: createWorkspaceTools(box.root), beforeToolCall: approveAll });
-      expect(run.messages.filter((message) => message.role === "tool")).toEqual([
-        { role: "tool", toolCallId: "ln", name: "bash", content: "", isError: false },
-        { role: "tool", toolCallId: "r", name: "read", content: "read: path escapes workspace", isError: true },
-        { role: "tool", toolCallId: "w", name: "write", content: "write: path escapes workspace", isError: true },
-      ]);
-      // the link really is there, pointing out: the refusals above are the boundary's, not a missing link's
-      expect(await readlink(join(box.root, "link"))).toBe(target(box));
-    });
-  });
-
-  describeNeeding(POSIX_FIFO, "a FIFO in the workspace", () => {
-    // How long a call that should answer at once may take before the test calls it blocked. Generous,
-    // for a loaded machine: a call that answers never waits for it.
-    const ANSWER_PATIENCE_MS = 5_000;
-    const PENDING = "still pending";
-
-    async function settledWithin<T>(call: Promise<T>, ms: number): Promise<T | typeof PENDING> {
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<typeof PENDING>((resolve) => {
-        timer = setTimeout(() => resolve(PENDING), ms);
-      });
+    it.each(cases)("$tool of an outside file through a hardlink made inside", async ({ tool, input, answer, outsideAfter, outsideChanged }) => {
+      const box = await createSandbox();
       try {
-        return await Promise.race([call, bound]);
+        const secret = join(box.outside, "secret.txt");
+        await link(secret, join(box.root, "k"));
+        await expect(toolsFor(toolSet, box)[tool].execute(input)).resolves.toEqual(answer);
+        expect(await readFile(secret, "utf8")).toBe(outsideAfter);
+        expect(await box.canaryChanges()).toEqual(outsideChanged ? [`changed ${secret}`] : []);
       } finally {
-        clearTimeout(timer);
+        await box.dispose();
       }
-    }
+    });
+  });
 
-    async function makeFifo(box: Sandbox): Promise<string> {
-      await expect(toolsFor(box).bash.execute({ command: "mkfifo pipe" })).resolves.toEqual({ content: "" });
-      return join(box.root, "pipe");
-    }
+  describe("with the canaries unchanged", () => {
+    const sandbox = useSandbox();
 
-    it("read refuses it at once, without waiting for a writer", async () => {
-      const box = sandbox.current;
-      const fifo = await makeFifo(box);
-      const call = toolsFor(box).read.execute({ path: "pipe" });
-      const outcome = await settledWithin(call, ANSWER_PATIENCE_MS);
-      if (outcome === PENDING) {
-        // A read tool that opens without O_NONBLOCK waits here for a writer. Be that writer for an
-        // instant, so the test fails below instead of leaving a thread blocked on the FIFO forever.
-        await (await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK)).close();
-        await settledWithin(call, ANSWER_PATIENCE_MS);
-      }
-      expect(outcome).toEqual({ content: "read: not a regular file", isError: true });
+    describeNeeding(POSIX_SHELL, "bash is not confined by any path gate", () => {
+      const cases = [
+        {
+          label: "cat of the outside secret by its absolute path",
+          command: (box: Sandbox) => `cat '${join(box.outside, "secret.txt")}'`,
+          output: () => `${SECRET} outside\n`,
+        },
+        {
+          label: "cd out of the root, then work there",
+          command: () => "cd ../outside && pwd -P && cat dir/secret.txt",
+          output: (box: Sandbox) => `${box.outside}\n${SECRET} outside/dir\n`,
+        },
+      ];
+
+      it.each(cases)("$label", async ({ command, output }) => {
+        const box = sandbox.current;
+        await expect(toolsFor(toolSet, box).bash.execute({ command: command(box) })).resolves.toEqual({ content: output(box) });
+      });
+
+      it("leaves running what the command started in the background when its timeout kills the shell", async () => {
+        // The background job's output goes to /dev/null, so the pipes close when the shell dies and
+        // the tool can answer; `$!` tells the test which process to look for and to end.
+        const result = await toolsFor(toolSet, sandbox.current).bash.execute({ command: "sleep 60 >/dev/null 2>&1 & echo $!; sleep 5" });
+        expect(result).toEqual({ content: expect.stringMatching(/^bash: timeout: the command was killed after 2000 ms\n\d+\n$/), isError: true });
+        const pid = Number(result.content.split("\n")[1]);
+        const survived = isRunning(pid);
+        if (survived) process.kill(pid, "SIGKILL");
+        expect(survived).toBe(true);
+      });
     });
 
-    it("write refuses it at once, without waiting for a reader", async () => {
-      const box = sandbox.current;
-      const fifo = await makeFifo(box);
-      const call: Promise<ToolResult> = toolsFor(box).write.execute({ path: "pipe", content: "into the pipe" });
-      const outcome = await settledWithin(call, ANSWER_PATIENCE_MS);
-      if (outcome === PENDING) {
-        // A write tool that opens without O_NONBLOCK waits here for a reader. Be that reader for an
-        // instant, so the test fails below instead of leaving a thread blocked on the FIFO forever.
-        await (await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK)).close();
-        await settledWithin(call, ANSWER_PATIENCE_MS);
+    // The attacker of the threat model: bash, approved, makes a link to outside, then the model asks
+    // read and write to go through it. Run through the agent loop, as a model would drive it.
+    describeNeeding(POSIX_SHELL, "a symlink bash creates does not let read or write escape", () => {
+      const cases = [
+        { label: "a relative link to an outside file", target: () => "../outside/secret.txt", readPath: "link", writePath: "link" },
+        { label: "an absolute link to an outside file", target: (box: Sandbox) => join(box.outside, "secret.txt"), readPath: "link", writePath: "link" },
+        { label: "a relative link to an outside directory", target: () => "../outside", readPath: "link/secret.txt", writePath: "link/planted.txt" },
+        { label: "an absolute link to an outside directory", target: (box: Sandbox) => box.outside, readPath: "link/secret.txt", writePath: "link/planted.txt" },
+      ];
+
+      it.each(cases)("$label", async ({ target, readPath, writePath }) => {
+        const box = sandbox.current;
+        const provider = scriptedProvider([
+          { toolCalls: [{ id: "ln", name: "bash", input: { command: `ln -s '${target(box)}' link` } }] },
+          {
+            toolCalls: [
+              { id: "r", name: "read", input: { path: readPath } },
+              { id: "w", name: "write", input: { path: writePath, content: "pwned" } },
+            ],
+          },
+          { text: "done" },
+        ]);
+        const run = await runAgent("escape", { provider, tools: toolSet.create(box.root), beforeToolCall: approveAll });
+        expect(run.messages.filter((message) => message.role === "tool")).toEqual([
+          { role: "tool", toolCallId: "ln", name: "bash", content: "", isError: false },
+          { role: "tool", toolCallId: "r", name: "read", content: "read: path escapes workspace", isError: true },
+          { role: "tool", toolCallId: "w", name: "write", content: "write: path escapes workspace", isError: true },
+        ]);
+        // the link really is there, pointing out: the refusals above are the boundary's, not a missing link's
+        expect(await readlink(join(box.root, "link"))).toBe(target(box));
+      });
+    });
+
+    describeNeeding(POSIX_FIFO, "a FIFO in the workspace", () => {
+      // How long a call that should answer at once may take before the test calls it blocked. Generous,
+      // for a loaded machine: a call that answers never waits for it.
+      const ANSWER_PATIENCE_MS = 5_000;
+      const PENDING = "still pending";
+
+      async function settledWithin<T>(call: Promise<T>, ms: number): Promise<T | typeof PENDING> {
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<typeof PENDING>((resolve) => {
+          timer = setTimeout(() => resolve(PENDING), ms);
+        });
+        try {
+          return await Promise.race([call, bound]);
+        } finally {
+          clearTimeout(timer);
+        }
       }
-      expect(outcome).toEqual({ content: "write: not a regular file", isError: true });
+
+      async function makeFifo(box: Sandbox): Promise<string> {
+        await expect(toolsFor(toolSet, box).bash.execute({ command: "mkfifo pipe" })).resolves.toEqual({ content: "" });
+        return join(box.root, "pipe");
+      }
+
+      it("read refuses it at once, without waiting for a writer", async () => {
+        const box = sandbox.current;
+        const fifo = await makeFifo(box);
+        const call = toolsFor(toolSet, box).read.execute({ path: "pipe" });
+        const outcome = await settledWithin(call, ANSWER_PATIENCE_MS);
+        if (outcome === PENDING) {
+          // A read tool that opens without O_NONBLOCK waits here for a writer. Be that writer for an
+          // instant, so the test fails below instead of leaving a thread blocked on the FIFO forever.
+          await (await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK)).close();
+          await settledWithin(call, ANSWER_PATIENCE_MS);
+        }
+        expect(outcome).toEqual({ content: "read: not a regular file", isError: true });
+      });
+
+      it("write refuses it at once, without waiting for a reader", async () => {
+        const box = sandbox.current;
+        const fifo = await makeFifo(box);
+        const call: Promise<ToolResult> = toolsFor(toolSet, box).write.execute({ path: "pipe", content: "into the pipe" });
+        const outcome = await settledWithin(call, ANSWER_PATIENCE_MS);
+        if (outcome === PENDING) {
+          // A write tool that opens without O_NONBLOCK waits here for a reader. Be that reader for an
+          // instant, so the test fails below instead of leaving a thread blocked on the FIFO forever.
+          await (await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK)).close();
+          await settledWithin(call, ANSWER_PATIENCE_MS);
+        }
+        expect(outcome).toEqual({ content: "write: not a regular file", isError: true });
+      });
     });
   });
 });

@@ -4,9 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import { withMkdirTrap } from "../src/kit/toctou/fs-trap.js";
-import { openBeneath } from "../src/verified/open-beneath.js";
-import { pinRoot } from "../src/verified/pinned-root.js";
-import { reword, throughDescriptor } from "../src/verified/proc-fd.js";
+import { openBeneath, pinRoot, reword, throughDescriptor } from "../src/verified/open-beneath.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 let box: Sandbox;

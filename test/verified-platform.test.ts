@@ -3,9 +3,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
-import { unverifiedNotice } from "../src/verified/best-effort.js";
 import { procfsProblem } from "../src/verified/procfs.js";
-import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
+import { createVerifiedWorkspaceTools, unverifiedNotice } from "../src/verified/verified-tools.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { LINUX_PROCFS, POSIX_SHELL, itNeeding } from "./support/platform.js";
 

@@ -1,8 +1,13 @@
-import { execFileSync } from "node:child_process";
-import { link, mkdir, readFile, readdir, rename, symlink, writeFile } from "node:fs/promises";
+import { execFile, execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { chmod, link, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, expect, it } from "vitest";
-import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
+import { LINUX_PROCFS, ROOT_TO_DROP, describeNeeding } from "./support/platform.js";
+import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
 import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
@@ -11,6 +16,10 @@ import type { Tool } from "../src/gates/tool.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { approvingCheck } from "./support/check-hooks.js";
+
+const run = promisify(execFile);
+const TOOL_SETS_MODULE = fileURLToPath(new URL("../src/kit/sandbox/tool-sets.ts", import.meta.url));
+const TSX = createRequire(import.meta.url).resolve("tsx");
 
 let box: Sandbox;
 let read: Tool;
@@ -193,11 +202,6 @@ describeNeeding(LINUX_PROCFS, "only regular files, and never a blocked call", ()
     }
   });
 
-  it("refuses to write into a FIFO that nobody reads", async () => {
-    execFileSync("mkfifo", [join(box.root, "pipe")]);
-    const result = await write.execute({ path: "pipe", content: "x" });
-    expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/^write: ENXIO/) });
-  });
 });
 
 describeNeeding(LINUX_PROCFS, "hardlink policy", () => {
@@ -239,7 +243,58 @@ describeNeeding(LINUX_PROCFS, "the root is pinned at construction", () => {
     expect(await readFile(join(box.root, "new.txt"), "utf8")).toBe("in");
   });
 
+  // Review finding 2: bash was built on the root's path string, resolved at its first call, so after
+  // this swap read and write still refused while bash ran `cat secret.txt` in the outside directory.
+  it("starts bash in the pinned directory itself after the root's path is swapped for a symlink to outside", async () => {
+    const bash = createVerifiedWorkspaceTools(box.root)[2] as Tool;
+    await writeFile(join(box.root, "secret.txt"), "the workspace's own\n");
+    const parked = join(box.scratch, "ws-moved");
+    await rename(box.root, parked);
+    await symlink(box.outside, box.root);
+    try {
+      await expect(bash.execute({ command: "pwd -P; cat secret.txt" })).resolves.toEqual({ content: `${parked}\nthe workspace's own\n` });
+    } finally {
+      await rm(box.root);
+      await rename(parked, box.root);
+    }
+  });
+
   it("refuses to construct over a root that is not a directory", () => {
     expect(() => createVerifiedWorkspaceTools(join(box.root, "missing"))).toThrow(/ENOENT/);
+  });
+});
+
+// Review finding 9: each directory was opened O_RDONLY, so a directory the agent's user may search but
+// not list (mode 0311) stopped the verified tools, while the kernel's own walk (the chapter's tools)
+// passes it. Root passes every permission check, so the call runs in a child as uid 65534.
+describeNeeding(ROOT_TO_DROP, "an execute-only directory, as an unprivileged user", () => {
+  it.each([...TOOL_SETS.keys()])("the %s tools read a file inside it", async (name) => {
+    const base = await mkdtemp(join(tmpdir(), "workspace-gates-exec-only-"));
+    try {
+      const root = join(base, "ws");
+      await mkdir(join(root, "locked"), { recursive: true });
+      await writeFile(join(root, "locked", "f.txt"), "behind a directory that cannot be listed\n");
+      await chmod(base, 0o755);
+      await chmod(join(root, "locked"), 0o311);
+      const script = `import { TOOL_SETS } from ${JSON.stringify(TOOL_SETS_MODULE)};
+        const [read] = TOOL_SETS.get(process.argv[1]).create(process.argv[2]);
+        process.stdout.write(JSON.stringify(await read.execute({ path: "locked/f.txt" })));`;
+      const { stdout } = await run(process.execPath, ["--import", TSX, "--input-type=module", "-e", script, name, root], { uid: 65534, gid: 65534, cwd: base });
+      expect(JSON.parse(stdout)).toEqual({ content: "behind a directory that cannot be listed\n" });
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it("control: the directory really cannot be listed by that user", async () => {
+    const base = await mkdtemp(join(tmpdir(), "workspace-gates-exec-only-"));
+    try {
+      await mkdir(join(base, "locked"));
+      await chmod(base, 0o755);
+      await chmod(join(base, "locked"), 0o311);
+      await expect(run("ls", [join(base, "locked")], { uid: 65534, gid: 65534 })).rejects.toThrow(/Permission denied/);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
   });
 });

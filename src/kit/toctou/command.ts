@@ -49,9 +49,9 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
   let box: Sandbox | undefined;
   try {
     box = await createSandbox(TEMP_PREFIX);
-    const factory = TOOL_SETS.get(plan.tools);
-    if (factory === undefined) throw new Error(`unknown tool set "${plan.tools}"`);
-    const run = { box, toolsName: plan.tools, tools: attackedTools(factory(box.root)), narrate, signal };
+    const toolSet = TOOL_SETS.get(plan.tools);
+    if (toolSet === undefined) throw new Error(`unknown tool set "${plan.tools}"`);
+    const run = { box, toolsName: plan.tools, tools: attackedTools(toolSet.create(box.root)), narrate, signal };
     let report: DeterministicReport | RaceReport;
     let code: number;
     if (plan.mode === "deterministic") {
