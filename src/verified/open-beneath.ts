@@ -208,8 +208,13 @@ type Step = { kind: "entered" } | { kind: "symlink"; target: string } | { kind: 
 /** What this call created, to take back if it fails: the entry, and the object it was when made. */
 interface Creation {
   entry: Entry;
-  identity: Stats;
+  identity: string;
   remove: (path: string) => Promise<void>;
+}
+
+/** Device and inode: what the object at a name is, whatever its name. */
+function identityOf(stats: Stats): string {
+  return `${stats.dev}:${stats.ino}`;
 }
 
 /**
@@ -307,14 +312,12 @@ async function enterDirectory(walk: Walk, name: string, intent: OpenIntent, crea
         continue;
       }
       // O_DIRECTORY|O_NOFOLLOW answers ENOTDIR for a symlink as for a file; readlink tells them apart.
-      if (code === "ENOTDIR") {
-        const target = await symlinkTarget(entry);
-        if (target !== undefined) return { kind: "symlink", target };
-      }
+      const target = await symlinkTarget(entry);
+      if (target !== undefined) return { kind: "symlink", target };
       throw reword(error, entry.proc, entry.logical);
     }
     walk.push(handle, name);
-    if (madeIt === true) created.push({ entry, identity: await handle.stat(), remove: rmdir });
+    if (madeIt === true) created.push({ entry, identity: identityOf(await handle.stat()), remove: rmdir });
     await verifyInside(handle, walk.rootReal);
     return { kind: "entered" };
   }
@@ -337,13 +340,11 @@ async function openLeaf(walk: Walk, name: string, intent: OpenIntent, policy: Ha
   try {
     handle = intent === "read" ? await open(entry.proc, READ_FLAGS) : await openForWrite(entry, created);
   } catch (error) {
-    const code = errorCode(error);
-    if (code === "ELOOP") {
-      const target = await symlinkTarget(entry);
-      if (target !== undefined) return { kind: "symlink", target };
-    }
+    // O_NOFOLLOW answers ELOOP for a symlink; readlink tells it from every other failure.
+    const target = await symlinkTarget(entry);
+    if (target !== undefined) return { kind: "symlink", target };
     // What O_NONBLOCK gives for a FIFO without a reader, a socket, or a device without a driver.
-    if (code === "ENXIO") throw new Error(NOT_REGULAR_FILE);
+    if (errorCode(error) === "ENXIO") throw new Error(NOT_REGULAR_FILE);
     throw reword(error, entry.proc, entry.logical);
   }
   try {
@@ -364,7 +365,7 @@ async function openForWrite(entry: Entry, created: Creation[]): Promise<FileHand
     }
     try {
       const handle = await open(entry.proc, WRITE_NEW_FLAGS, NEW_FILE_MODE);
-      created.push({ entry, identity: await handle.stat(), remove: unlink });
+      created.push({ entry, identity: identityOf(await handle.stat()), remove: unlink });
       return handle;
     } catch (error) {
       // EEXIST: the name appeared between the two opens (or is a dangling symlink, which O_EXCL
@@ -374,15 +375,13 @@ async function openForWrite(entry: Entry, created: Creation[]): Promise<FileHand
   }
 }
 
+/**
+ * The target when `entry` is a symlink, asked after an open of it failed: a symlink found there is
+ * walked, whatever the open answered. Not a symlink (EINVAL), or gone meanwhile: the open's own error
+ * is the answer.
+ */
 async function symlinkTarget(entry: Entry): Promise<string | undefined> {
-  try {
-    return await readlink(entry.proc);
-  } catch (error) {
-    // EINVAL: not a symlink; ENOENT: gone meanwhile. Either way the open's own error is the answer.
-    const code = errorCode(error);
-    if (code === "EINVAL" || code === "ENOENT") return undefined;
-    throw reword(error, entry.proc, entry.logical);
-  }
+  return readlink(entry.proc).catch(() => undefined);
 }
 
 /**
@@ -393,8 +392,7 @@ async function symlinkTarget(entry: Entry): Promise<string | undefined> {
  */
 async function takeBack({ entry, identity, remove }: Creation): Promise<void> {
   try {
-    const now = await lstat(entry.proc);
-    if (now.dev === identity.dev && now.ino === identity.ino) await remove(entry.proc);
+    if (identityOf(await lstat(entry.proc)) === identity) await remove(entry.proc);
   } catch {
     // ENOENT, ENOTEMPTY, or a permission changed meanwhile: what stays is empty, and not reported.
   }

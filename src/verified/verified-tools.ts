@@ -66,7 +66,7 @@ export function createVerifiedWorkspaceTools(root: string, options: VerifiedWork
       const handle = await openChecked(pinned, path, "write", settings);
       try {
         await handle.truncate(0);
-        await handle.writeFile(content, "utf8");
+        await handle.writeFile(content);
       } finally {
         await handle.close();
       }
