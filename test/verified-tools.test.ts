@@ -276,10 +276,13 @@ describeNeeding(ROOT_TO_DROP, "an execute-only directory, as an unprivileged use
       await writeFile(join(root, "locked", "f.txt"), "behind a directory that cannot be listed\n");
       await chmod(base, 0o755);
       await chmod(join(root, "locked"), 0o311);
+      // The child loads the modules as root (the checkout need not be readable by uid 65534), then drops to it for good.
       const script = `import { TOOL_SETS } from ${JSON.stringify(TOOL_SETS_MODULE)};
+        process.setgid(65534);
+        process.setuid(65534);
         const [read] = TOOL_SETS.get(process.argv[1]).create(process.argv[2]);
         process.stdout.write(JSON.stringify(await read.execute({ path: "locked/f.txt" })));`;
-      const { stdout } = await run(process.execPath, ["--import", TSX, "--input-type=module", "-e", script, name, root], { uid: 65534, gid: 65534, cwd: base });
+      const { stdout } = await run(process.execPath, ["--import", TSX, "--input-type=module", "-e", script, name, root], { cwd: base });
       expect(JSON.parse(stdout)).toEqual({ content: "behind a directory that cannot be listed\n" });
     } finally {
       await rm(base, { recursive: true, force: true });
