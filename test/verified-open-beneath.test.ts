@@ -6,7 +6,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import { withMkdirTrap } from "../src/kit/toctou/fs-trap.js";
-import { MAX_SYMLINKS, errorCode, openBeneath, pinRoot, reword, throughDescriptor } from "../src/verified/open-beneath.js";
+import { MAX_SYMLINKS, errorCode, openBeneath, pinRoot, replaceBeneath, reword, throughDescriptor } from "../src/verified/open-beneath.js";
 import { procfsProblem } from "../src/verified/procfs.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 import type { Tool } from "../src/gates/tool.js";
@@ -32,15 +32,16 @@ async function exists(path: string): Promise<boolean> {
 // the workspace's parent while declaring `ws` the root reproduces, without a race, what a lost rename race
 // looks like: descriptors that are fine for the walk but report a path outside the declared root.
 describeNeeding(LINUX_PROCFS, "openBeneath when a descriptor reports a path outside the root", () => {
-  it("refuses a file it created and removes it again", async () => {
+  it("refuses the temporary file it created and removes it again", async () => {
+    const before = await readdir(dirname(box.root));
     const base = pinRoot(dirname(box.root));
-    await expect(openBeneath(base, box.root, "planted.txt", "write", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
-    expect(await exists(join(dirname(box.root), "planted.txt"))).toBe(false);
+    await expect(replaceBeneath(base, box.root, "planted.txt", "x", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
+    expect(await readdir(dirname(box.root))).toEqual(before);
   });
 
   it("refuses a directory it created and removes it again", async () => {
     const base = pinRoot(dirname(box.root));
-    await expect(openBeneath(base, box.root, "made/planted.txt", "write", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
+    await expect(replaceBeneath(base, box.root, "made/planted.txt", "x", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
     expect(await exists(join(dirname(box.root), "made"))).toBe(false);
   });
 
@@ -56,7 +57,7 @@ describeNeeding(LINUX_PROCFS, "openBeneath when a descriptor reports a path outs
     const base = pinRoot(dirname(box.root));
     try {
       const takeOver = { springsOn: (path: string) => path.endsWith("/made"), move: () => rename(theirs, made) };
-      const opening = withMkdirTrap(takeOver, () => openBeneath(base, box.root, "made/planted.txt", "write", REFUSE_HARDLINKS));
+      const opening = withMkdirTrap(takeOver, () => replaceBeneath(base, box.root, "made/planted.txt", "x", REFUSE_HARDLINKS));
       await expect(opening).rejects.toThrow(/^path escapes workspace$/);
       expect(await readFile(join(made, "kept.txt"), "utf8")).toBe("not this call's\n");
     } finally {
@@ -67,13 +68,13 @@ describeNeeding(LINUX_PROCFS, "openBeneath when a descriptor reports a path outs
   it("refuses an existing file without removing or changing it", async () => {
     const before = await readFile(join(box.outside, "secret.txt"), "utf8");
     const base = pinRoot(dirname(box.root));
-    await expect(openBeneath(base, box.root, "outside/secret.txt", "write", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
+    await expect(replaceBeneath(base, box.root, "outside/secret.txt", "x", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
     expect(await readFile(join(box.outside, "secret.txt"), "utf8")).toBe(before);
   });
 
   it("refuses to read through an existing directory outside", async () => {
     const base = pinRoot(dirname(box.root));
-    await expect(openBeneath(base, box.root, "outside/secret.txt", "read", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
+    await expect(openBeneath(base, box.root, "outside/secret.txt", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
   });
 });
 

@@ -1,9 +1,9 @@
-// The walk's answers to a filesystem that changes under it, one move at a time: each race is staged
-// by wrapping node:fs/promises for this file only, so the move happens exactly between two of the
-// walk's calls instead of by luck.
+// The walk's answers to a filesystem that changes under it, one move at a time, and to a write that
+// fails halfway: each is staged by wrapping node:fs/promises for this file only, so the move happens
+// exactly between two of the walk's calls instead of by luck.
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { mkdir, readFile, readdir, rename, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import type { Tool } from "../src/gates/tool.js";
@@ -17,7 +17,7 @@ type Open = (path: string, flags?: number, mode?: number) => Promise<FileHandle>
 
 const moves = vi.hoisted(() => ({
   /** Replaces `open` while set: gets the real one and the call's arguments. */
-  open: undefined as ((real: Open, path: string, flags: number) => Promise<FileHandle>) | undefined,
+  open: undefined as ((real: Open, path: string, flags: number, mode?: number) => Promise<FileHandle>) | undefined,
   /** Runs after each successful `mkdir` while set. */
   afterMkdir: undefined as ((path: string) => Promise<void>) | undefined,
 }));
@@ -26,7 +26,7 @@ vi.mock("node:fs/promises", async (importOriginal) => {
   const realOpen = actual.open as Open;
   return {
     ...actual,
-    open: (path: string, flags: number, mode?: number) => (moves.open === undefined ? realOpen(path, flags, mode) : moves.open(realOpen, path, flags)),
+    open: (path: string, flags: number, mode?: number) => (moves.open === undefined ? realOpen(path, flags, mode) : moves.open(realOpen, path, flags, mode)),
     mkdir: async (path: string, options?: object) => {
       const made = await (actual.mkdir as (path: string, options?: object) => Promise<unknown>)(path, options);
       await moves.afterMkdir?.(path);
@@ -104,52 +104,68 @@ describeNeeding(LINUX_PROCFS, "a directory that changes between the walk's calls
   });
 });
 
-describeNeeding(LINUX_PROCFS, "a leaf that changes between the two opens of a write", () => {
-  const isOpenOfExisting = (path: string, flags: number) => path.endsWith("/leaf.txt") && (flags & O_WRONLY) !== 0 && (flags & O_CREAT) === 0;
+describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the rename, or a write that fails", () => {
+  const isReplaceCheck = (path: string, flags: number) => path.endsWith("/leaf.txt") && (flags & O_WRONLY) !== 0 && (flags & O_CREAT) === 0;
+  const isTemporary = (path: string, flags: number) => /\/\.write-[0-9a-f]{16}$/.test(path) && (flags & O_CREAT) !== 0;
 
-  it("writes a file that appeared between its two opens, on the next round", async () => {
-    await writeFile(join(box.root, "leaf.txt"), "old");
-    let hidden = 0;
-    moves.open = async (real, path, flags) => {
-      if (isOpenOfExisting(path, flags) && hidden++ === 0) throw failed("ENOENT", "no such file or directory", path);
-      return real(path, flags);
+  it("replaces whole a file that appeared after the walk found its name free", async () => {
+    await writeFile(join(box.root, "leaf.txt"), "old, and longer than the new content");
+    moves.open = async (real, path, flags, mode) => {
+      if (isReplaceCheck(path, flags)) throw failed("ENOENT", "no such file or directory", path);
+      return real(path, flags, mode);
     };
     await expect(verifiedTools().write.execute({ path: "leaf.txt", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to leaf.txt" });
     expect(await readFile(join(box.root, "leaf.txt"), "utf8")).toBe("new");
   });
 
-  it("gives up with EEXIST after three rounds of a leaf that keeps appearing", async () => {
+  it("takes back the temporary file when the rename fails: a directory put at the name meanwhile", async () => {
     await writeFile(join(box.root, "leaf.txt"), "old");
-    let rounds = 0;
-    moves.open = async (real, path, flags) => {
-      if (isOpenOfExisting(path, flags)) {
-        rounds += 1;
+    moves.open = async (real, path, flags, mode) => {
+      if (isReplaceCheck(path, flags)) {
+        await rm(join(box.root, "leaf.txt"));
+        await mkdir(join(box.root, "leaf.txt"));
         throw failed("ENOENT", "no such file or directory", path);
       }
-      return real(path, flags);
+      return real(path, flags, mode);
     };
-    await expect(verifiedTools().write.execute({ path: "leaf.txt", content: "new" })).resolves.toEqual({
-      content: `write: EEXIST: file already exists, open '${join(box.root, "leaf.txt")}'`,
+    const answer = await verifiedTools().write.execute({ path: "leaf.txt", content: "new" });
+    expect(answer).toEqual({
+      content: expect.stringMatching(new RegExp(`^write: EISDIR: illegal operation on a directory, rename '${box.root}/\\.write-[0-9a-f]{16}' -> '${box.root}/leaf\\.txt'$`)),
       isError: true,
     });
-    expect(rounds).toBe(3);
+    expect(await readdir(box.root)).toEqual(["leaf.txt"]);
+  });
+
+  it("leaves the old file as it was, and no temporary file, when writing the new content fails halfway", async () => {
+    await writeFile(join(box.root, "leaf.txt"), "old");
+    moves.open = async (real, path, flags, mode) => {
+      const handle = await real(path, flags, mode);
+      if (!isTemporary(path, flags)) return handle;
+      const writeFully = handle.writeFile.bind(handle);
+      return Object.assign(handle, {
+        writeFile: async (data: string) => {
+          await writeFully(data.slice(0, 2));
+          throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", syscall: "write" });
+        },
+      });
+    };
+    await expect(verifiedTools().write.execute({ path: "leaf.txt", content: "new content" })).resolves.toEqual({
+      content: "write: ENOSPC: no space left on device, write",
+      isError: true,
+    });
+    expect(await readdir(box.root)).toEqual(["leaf.txt"]);
     expect(await readFile(join(box.root, "leaf.txt"), "utf8")).toBe("old");
   });
 
-  it("answers any other failure to create the leaf at once, without another round", async () => {
-    let creates = 0;
-    moves.open = async (real, path, flags) => {
-      if (path.endsWith("/new.txt") && (flags & O_CREAT) !== 0) {
-        creates += 1;
-        throw failed("EACCES", "permission denied", path);
-      }
-      return real(path, flags);
+  it("answers a failure to create the temporary file, naming it, and leaves nothing", async () => {
+    moves.open = async (real, path, flags, mode) => {
+      if (isTemporary(path, flags)) throw failed("EACCES", "permission denied", path);
+      return real(path, flags, mode);
     };
-    await expect(verifiedTools().write.execute({ path: "new.txt", content: "x" })).resolves.toEqual({
-      content: `write: EACCES: permission denied, open '${join(box.root, "new.txt")}'`,
+    await expect(verifiedTools().write.execute({ path: "new/x.txt", content: "x" })).resolves.toEqual({
+      content: expect.stringMatching(new RegExp(`^write: EACCES: permission denied, open '${box.root}/new/\\.write-[0-9a-f]{16}'$`)),
       isError: true,
     });
-    expect(creates).toBe(1);
     expect(await readdir(box.root)).toEqual([]);
   });
 });

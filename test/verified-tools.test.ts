@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { chmod, link, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, link, mkdir, mkdtemp, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, expect, it } from "vitest";
 import { LINUX_PROCFS, ROOT_TO_DROP, describeNeeding } from "./support/platform.js";
@@ -142,12 +142,13 @@ describeNeeding(LINUX_PROCFS, "legitimate paths still work", () => {
     await expect(read.execute({ path })).resolves.toEqual({ content: "in" });
   });
 
-  it("follows a file symlink that stays inside, for read and write", async () => {
+  it("follows a file symlink that stays inside, for read and write, and the link stays", async () => {
     await writeFile(join(box.root, "real.txt"), "old");
     await symlink("real.txt", join(box.root, "current"));
     await expect(read.execute({ path: "current" })).resolves.toEqual({ content: "old" });
     await expect(write.execute({ path: "current", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to current" });
     expect(await readFile(join(box.root, "real.txt"), "utf8")).toBe("new");
+    expect(await readlink(join(box.root, "current"))).toBe("real.txt");
   });
 
   it("follows an absolute symlink that spells the root's real path", async () => {
@@ -193,6 +194,30 @@ describeNeeding(LINUX_PROCFS, "stricter than the chapter, by decision", () => {
   });
 });
 
+// Review finding 8: both writers answered success and the file held B's bytes then A's tail.
+describeNeeding(LINUX_PROCFS, "writes cannot tear", () => {
+  it("leaves one writer's content whole when two write one new path at once, round after round", async () => {
+    const big = "A".repeat(3 * 1024 * 1024);
+    const small = "B".repeat(1024 * 1024);
+    for (let round = 0; round < 10; round++) {
+      const path = `race-${round}.txt`;
+      const answers = await Promise.all([write.execute({ path, content: big }), write.execute({ path, content: small })]);
+      expect(answers).toEqual([{ content: `wrote ${big.length} bytes to ${path}` }, { content: `wrote ${small.length} bytes to ${path}` }]);
+      expect([big, small]).toContain(await readFile(join(box.root, path), "utf8"));
+    }
+    expect((await readdir(box.root)).filter((name) => name.startsWith(".write-"))).toEqual([]);
+  });
+
+  it("keeps the mode of the file it replaces, and gives a new file the umask's", async () => {
+    await writeFile(join(box.root, "script.sh"), "old");
+    await chmod(join(box.root, "script.sh"), 0o750);
+    await write.execute({ path: "script.sh", content: "new" });
+    expect((await stat(join(box.root, "script.sh"))).mode & 0o7777).toBe(0o750);
+    await write.execute({ path: "fresh.txt", content: "new" });
+    expect((await stat(join(box.root, "fresh.txt"))).mode & 0o7777).toBe(0o666 & ~process.umask());
+  });
+});
+
 describeNeeding(LINUX_PROCFS, "only regular files, and never a blocked call", () => {
   it("refuses to read a directory, a FIFO or the root", async () => {
     await mkdir(join(box.root, "dir"));
@@ -220,13 +245,14 @@ describeNeeding(LINUX_PROCFS, "hardlink policy", () => {
     // useSandbox checks after each test that the outside name still holds the secret
   });
 
-  it("with allowHardlinks, reads and writes a file linked twice", async () => {
+  it("with allowHardlinks, reads a file linked twice, and write replaces it under the name written only", async () => {
     const [lenientRead, lenientWrite] = createVerifiedWorkspaceTools(box.root, { allowHardlinks: true }) as [Tool, Tool];
     await writeFile(join(box.root, "a.txt"), "shared");
     await link(join(box.root, "a.txt"), join(box.root, "b.txt"));
     await expect(lenientRead.execute({ path: "b.txt" })).resolves.toEqual({ content: "shared" });
-    await lenientWrite.execute({ path: "b.txt", content: "changed" });
-    expect(await readFile(join(box.root, "a.txt"), "utf8")).toBe("changed");
+    await expect(lenientWrite.execute({ path: "b.txt", content: "changed" })).resolves.toEqual({ content: "wrote 7 bytes to b.txt" });
+    expect(await readFile(join(box.root, "b.txt"), "utf8")).toBe("changed");
+    expect(await readFile(join(box.root, "a.txt"), "utf8")).toBe("shared");
   });
 });
 

@@ -7,7 +7,8 @@
  */
 import type { Stats } from "node:fs";
 import { closeSync, constants, openSync } from "node:fs";
-import { type FileHandle, lstat, mkdir, open, readlink, rmdir, unlink } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { type FileHandle, lstat, mkdir, open, readlink, rename, rmdir, unlink } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { isInside } from "../gates/is-inside.js";
 import { ESCAPE_MESSAGE, NOT_REGULAR_FILE } from "../gates/messages.js";
@@ -20,15 +21,13 @@ const O_PATH: number = (constants as { O_PATH?: number }).O_PATH ?? 0o10000000;
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const DIRECTORY_FLAGS = O_PATH | O_DIRECTORY | O_NOFOLLOW;
 const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
-const WRITE_EXISTING_FLAGS = O_WRONLY | O_NOFOLLOW | O_NONBLOCK;
-const WRITE_NEW_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
-/** Before the umask, as `writeFile` creates files. */
+const REPLACE_CHECK_FLAGS = O_WRONLY | O_NOFOLLOW | O_NONBLOCK;
+const TEMPORARY_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+/** Before the umask, as `writeFile` creates files; a replaced file's own mode is set afterwards. */
 const NEW_FILE_MODE = 0o666;
 
 /** Linux's own limit (MAXSYMLINKS), so a link loop ends as it would in the kernel. */
 export const MAX_SYMLINKS = 40;
-/** A leaf that keeps appearing and vanishing between the two opens of a write is given up on. */
-const LEAF_ATTEMPTS = 3;
 
 // ---------------------------------------------------------------------------------------------------
 // Naming files through descriptors
@@ -192,18 +191,17 @@ async function verifyInside(handle: FileHandle, rootReal: string): Promise<Stats
 }
 
 /** Directories get the containment check only: their link count is their number of subdirectories. */
-async function verifyFile(handle: FileHandle, rootReal: string, policy: HardlinkPolicy): Promise<void> {
+async function verifyFile(handle: FileHandle, rootReal: string, policy: HardlinkPolicy): Promise<Stats> {
   const stats = await verifyInside(handle, rootReal);
   if (!stats.isFile()) throw new Error(NOT_REGULAR_FILE);
   if (stats.nlink > 1 && !policy.allowHardlinks) throw new Error(hardlinkRefusal(stats.nlink));
+  return stats;
 }
 
 // ---------------------------------------------------------------------------------------------------
-// openBeneath
+// The walk, and what it does at the leaf
 
-export type OpenIntent = "read" | "write";
-
-type Step = { kind: "entered" } | { kind: "symlink"; target: string } | { kind: "opened"; handle: FileHandle };
+type Step<T> = { kind: "entered" } | { kind: "symlink"; target: string } | { kind: "done"; value: T };
 
 /** What this call created, to take back if it fails: the entry, and the object it was when made. */
 interface Creation {
@@ -218,44 +216,60 @@ function identityOf(stats: Stats): string {
 }
 
 /**
- * Opens `relativePath` below the pinned root without ever letting the kernel follow a symlink.
+ * `openBeneath` opens a file below the pinned root for reading, `replaceBeneath` replaces one with new
+ * content, both without ever letting the kernel follow a symlink.
  *
  * Promises:
- * - Every open, mkdir and readlink names one component of a directory this walk holds open, starting
- *   from the root descriptor, through `/proc/self/fd/<dirfd>/<name>` with `O_NOFOLLOW`. A symlink
- *   swapped into the path at any moment is therefore seen, never followed by the kernel. Directories
- *   are opened `O_PATH`, so an execute-only directory is passed as the kernel passes it.
+ * - Every open, mkdir, readlink and rename names one component of a directory the walk holds open,
+ *   starting from the root descriptor, through `/proc/self/fd/<dirfd>/<name>` with `O_NOFOLLOW`. A
+ *   symlink swapped into the path at any moment is therefore seen, never followed by the kernel.
+ *   Directories are opened `O_PATH`, so an execute-only directory is passed as the kernel passes it.
  * - A symlink met on the way is resolved here, as the kernel would, but inside the root: its target is
  *   put in front of the rest of the path and walked the same way; a relative target starts from the
  *   link's directory, an absolute one must spell `rootReal` and restarts from the root descriptor. A
  *   `..` that would climb above the root, and an absolute target anywhere else, throw
- *   `path escapes workspace`; more than 40 symlinks throw ELOOP. No symlink ever leads an open outside.
- * - Each directory entered and the leaf are verified by descriptor before use: the kernel must report
- *   the descriptor inside `rootReal`; the leaf must be a regular file (a FIFO, socket or device
- *   answers `not a regular file` and is never waited on; with intent "write" a path that ends at a
- *   directory answers the kernel's EISDIR), and have one link unless the policy allows hardlinks.
- * - With intent "write", missing directories are created in the directory that holds them, and the
- *   leaf is opened without O_TRUNC: `O_CREAT|O_EXCL` when new, `O_NOFOLLOW|O_NONBLOCK` when it exists.
- *   With "read", the leaf is opened `O_RDONLY|O_NOFOLLOW|O_NONBLOCK`.
- * - When the call fails, whatever it created (directories, the new file) is removed again, deepest
- *   first, each through the descriptor of the directory that holds it and only while its name still
- *   denotes the object this call made and, for a directory, only while it is empty. A refused write
- *   therefore leaves nothing of its own, inside or outside.
+ *   `path escapes workspace`; more than 40 symlinks throw ELOOP. No symlink ever leads outside.
+ * - Each directory entered and each file opened is verified by descriptor before use: the kernel must
+ *   report it inside `rootReal`; the file read or replaced must be a regular file (a FIFO, socket or
+ *   device answers `not a regular file` and is never waited on; a replace of a directory answers the
+ *   kernel's EISDIR, a read `not a regular file`) with one link unless the policy allows hardlinks.
+ * - `openBeneath` opens the file `O_RDONLY|O_NOFOLLOW|O_NONBLOCK`. `replaceBeneath` creates missing
+ *   directories in the directory that holds them, writes the content to a new temporary file
+ *   (`.write-<random>`, `O_CREAT|O_EXCL`) in the file's own directory, gives it the replaced file's
+ *   mode, and renames it over the file: a reader or a concurrent writer sees the old file or the whole
+ *   new one, never a mix. A symlink at the leaf is followed (the file it leads to inside is replaced,
+ *   the link stays); a file with other hard links is replaced under this name only.
+ * - When the call fails, whatever it created (directories, the temporary file) is removed again,
+ *   deepest first, each through the descriptor of the directory that holds it and only while its name
+ *   still denotes the object this call made and, for a directory, only while it is empty. A refused or
+ *   failed replace therefore leaves nothing of its own, inside or outside, and the old file as it was.
  * Does not promise: protection from a process that renames a directory from inside the workspace to
  * outside after its last check (that process needs write access outside); bind mounts (procfs reports
  * the path in this mount namespace); that the directory opened right after its `mkdir` is the one
  * `mkdir` made (Node cannot do both in one step, so a process renaming entries at that name can put
  * its own there, and if that directory is empty and refused, it is removed, as that process could do
  * itself); that what it created and cannot remove (a permission changed meanwhile) is reported: it
- * stays, empty, and the answer is the failure that stopped the call.
+ * stays, empty, and the answer is the failure that stopped the call; durability (nothing is fsync'd);
+ * the replaced file's owner (the new one belongs to this process's user).
  */
-export async function openBeneath(
+export async function openBeneath(root: PinnedRoot, rootReal: string, relativePath: string, policy: HardlinkPolicy): Promise<FileHandle> {
+  return walkBeneath(root, rootReal, relativePath, "read", (walk, name) => openForRead(walk, name, policy));
+}
+
+/** See `openBeneath`. */
+export async function replaceBeneath(root: PinnedRoot, rootReal: string, relativePath: string, content: string, policy: HardlinkPolicy): Promise<void> {
+  return walkBeneath(root, rootReal, relativePath, "write", (walk, name, created) => replaceLeaf(walk, name, content, policy, created));
+}
+
+type OpenIntent = "read" | "write";
+
+async function walkBeneath<T>(
   root: PinnedRoot,
   rootReal: string,
   relativePath: string,
   intent: OpenIntent,
-  policy: HardlinkPolicy,
-): Promise<FileHandle> {
+  atLeaf: (walk: Walk, name: string, created: Creation[]) => Promise<Step<T>>,
+): Promise<T> {
   const walk = new Walk(root.fd, rootReal);
   const created: Creation[] = [];
   try {
@@ -269,8 +283,8 @@ export async function openBeneath(
         walk.up();
         continue;
       }
-      const step = pending.length === 0 ? await openLeaf(walk, name, intent, policy, created) : await enterDirectory(walk, name, intent, created);
-      if (step.kind === "opened") return step.handle;
+      const step = pending.length === 0 ? await atLeaf(walk, name, created) : await enterDirectory(walk, name, intent, created);
+      if (step.kind === "done") return step.value;
       if (step.kind === "symlink") {
         symlinks += 1;
         if (symlinks > MAX_SYMLINKS) throw new Error(`ELOOP: more than ${MAX_SYMLINKS} symbolic links on the way to ${walk.logical(name)}`);
@@ -298,7 +312,7 @@ async function directoryRefusal(walk: Walk, intent: OpenIntent): Promise<unknown
   return new Error(NOT_REGULAR_FILE);
 }
 
-async function enterDirectory(walk: Walk, name: string, intent: OpenIntent, created: Creation[]): Promise<Step> {
+async function enterDirectory(walk: Walk, name: string, intent: OpenIntent, created: Creation[]): Promise<Step<never>> {
   const entry = walk.entry(name);
   let madeIt: boolean | undefined;
   for (;;) {
@@ -334,18 +348,13 @@ async function makeDirectory(entry: Entry): Promise<boolean> {
   }
 }
 
-async function openLeaf(walk: Walk, name: string, intent: OpenIntent, policy: HardlinkPolicy, created: Creation[]): Promise<Step> {
+async function openForRead(walk: Walk, name: string, policy: HardlinkPolicy): Promise<Step<FileHandle>> {
   const entry = walk.entry(name);
   let handle: FileHandle;
   try {
-    handle = intent === "read" ? await open(entry.proc, READ_FLAGS) : await openForWrite(entry, created);
+    handle = await open(entry.proc, READ_FLAGS);
   } catch (error) {
-    // O_NOFOLLOW answers ELOOP for a symlink; readlink tells it from every other failure.
-    const target = await symlinkTarget(entry);
-    if (target !== undefined) return { kind: "symlink", target };
-    // What O_NONBLOCK gives for a FIFO without a reader, a socket, or a device without a driver.
-    if (errorCode(error) === "ENXIO") throw new Error(NOT_REGULAR_FILE);
-    throw reword(error, entry.proc, entry.logical);
+    return leafFailure(entry, error);
   }
   try {
     await verifyFile(handle, walk.rootReal, policy);
@@ -353,26 +362,49 @@ async function openLeaf(walk: Walk, name: string, intent: OpenIntent, policy: Ha
     await handle.close();
     throw refusal;
   }
-  return { kind: "opened", handle };
+  return { kind: "done", value: handle };
 }
 
-async function openForWrite(entry: Entry, created: Creation[]): Promise<FileHandle> {
-  for (let attempt = 1; ; attempt++) {
+/** The leaf's open failed: a symlink there is walked, whatever the open said; anything else is the answer. */
+async function leafFailure(entry: Entry, error: unknown): Promise<Step<never>> {
+  const target = await symlinkTarget(entry);
+  if (target !== undefined) return { kind: "symlink", target };
+  // What O_NONBLOCK gives for a FIFO without a reader, a socket, or a device without a driver.
+  if (errorCode(error) === "ENXIO") throw new Error(NOT_REGULAR_FILE);
+  throw reword(error, entry.proc, entry.logical);
+}
+
+async function replaceLeaf(walk: Walk, name: string, content: string, policy: HardlinkPolicy, created: Creation[]): Promise<Step<undefined>> {
+  const entry = walk.entry(name);
+  let mode: number | undefined;
+  try {
+    // Opened for writing, though never written through: the kernel's answer tells a file from a
+    // symlink (ELOOP), a directory (EISDIR), a FIFO or socket (ENXIO) and a missing name (ENOENT).
+    const existing = await open(entry.proc, REPLACE_CHECK_FLAGS);
     try {
-      return await open(entry.proc, WRITE_EXISTING_FLAGS);
-    } catch (error) {
-      if (errorCode(error) !== "ENOENT") throw error;
+      mode = (await verifyFile(existing, walk.rootReal, policy)).mode;
+    } finally {
+      await existing.close();
     }
-    try {
-      const handle = await open(entry.proc, WRITE_NEW_FLAGS, NEW_FILE_MODE);
-      created.push({ entry, identity: identityOf(await handle.stat()), remove: unlink });
-      return handle;
-    } catch (error) {
-      // EEXIST: the name appeared between the two opens (or is a dangling symlink, which O_EXCL
-      // refuses to follow); the next round's O_NOFOLLOW open sees which.
-      if (errorCode(error) !== "EEXIST" || attempt === LEAF_ATTEMPTS) throw error;
-    }
+  } catch (error) {
+    if (errorCode(error) !== "ENOENT") return leafFailure(entry, error);
   }
+  const temporary = walk.entry(`.write-${randomBytes(8).toString("hex")}`);
+  const handle = await open(temporary.proc, TEMPORARY_FLAGS, NEW_FILE_MODE).catch((error: unknown) => {
+    throw reword(error, temporary.proc, temporary.logical);
+  });
+  try {
+    created.push({ entry: temporary, identity: identityOf(await handle.stat()), remove: unlink });
+    await verifyInside(handle, walk.rootReal);
+    if (mode !== undefined) await handle.chmod(mode & 0o7777);
+    await handle.writeFile(content);
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary.proc, entry.proc).catch((error: unknown) => {
+    throw reword(reword(error, temporary.proc, temporary.logical), entry.proc, entry.logical);
+  });
+  return { kind: "done", value: undefined };
 }
 
 /**

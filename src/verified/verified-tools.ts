@@ -2,7 +2,6 @@
  * `createVerifiedWorkspaceTools(root)`: the chapter's three tools with every file reached by descriptor
  * on Linux (open-beneath.ts), closing the check-then-open window the chapter leaves open (SECURITY.md).
  */
-import type { FileHandle } from "node:fs/promises";
 import { relative } from "node:path";
 import { fileChunks, readTruncated } from "../gates/read-truncated.js";
 import type { Tool } from "../gates/tool.js";
@@ -11,7 +10,7 @@ import { bashLimits, bashTool } from "../tools/bash.js";
 import { readToolWith } from "../tools/read.js";
 import { type WorkspaceToolsOptions, createWorkspaceTools } from "../tools/workspace-tools.js";
 import { writeToolWith } from "../tools/write.js";
-import { type HardlinkPolicy, type OpenIntent, type PinnedRoot, descriptorLink, openBeneath, pinRoot } from "./open-beneath.js";
+import { type PinnedRoot, descriptorLink, openBeneath, pinRoot, replaceBeneath } from "./open-beneath.js";
 import { procfsProblem } from "./procfs.js";
 
 export interface VerifiedWorkspaceToolsOptions extends WorkspaceToolsOptions {
@@ -29,7 +28,9 @@ export interface VerifiedWorkspaceToolsOptions extends WorkspaceToolsOptions {
  * descriptor, synchronously. Every path then passes the chapter's check against the pinned root's
  * current real path (a path the chapter refuses is refused with its message before anything is
  * opened), and is opened again by `openBeneath` from the root descriptor, which trusts no earlier
- * answer; read takes its bytes from that descriptor, write truncates and writes through it. bash
+ * answer; read takes its bytes from that descriptor, write replaces the file by a temporary file
+ * renamed over it in the same directory (writes cannot tear; a file's other hard links keep the old
+ * content). bash
  * starts in the pinned directory itself (its cwd is the root descriptor's magic link), wherever the
  * path `root` points by then. A file with more than one hard link is refused unless `allowHardlinks`
  * is set. `fsApi` reaches the chapter's check only (fault injection, the TOCTOU demo's swap), so a
@@ -38,8 +39,7 @@ export interface VerifiedWorkspaceToolsOptions extends WorkspaceToolsOptions {
  * line naming the problem.
  * Does not promise: any confinement of bash, which can do anything this process can; what
  * `openBeneath` leaves open (bind mounts, a process that can rename directories from inside the
- * workspace to outside); atomic writes (a failure while the bytes go out leaves a partial file); any
- * of these guarantees under `bestEffort`.
+ * workspace to outside); durability (nothing is fsync'd); any of these guarantees under `bestEffort`.
  */
 export function createVerifiedWorkspaceTools(root: string, options: VerifiedWorkspaceToolsOptions = {}): Tool[] {
   const limits = bashLimits(options.bash);
@@ -55,7 +55,8 @@ export function createVerifiedWorkspaceTools(root: string, options: VerifiedWork
   const settings = { allowHardlinks: options.allowHardlinks === true, fsApi: options.fsApi };
   return [
     readToolWith(async (path) => {
-      const handle = await openChecked(pinned, path, "read", settings);
+      const { rootReal, relativePath } = await checkedFirst(pinned, path, false, settings.fsApi);
+      const handle = await openBeneath(pinned, rootReal, relativePath, settings);
       try {
         return await readTruncated(fileChunks(handle, (await handle.stat()).size));
       } finally {
@@ -63,28 +64,18 @@ export function createVerifiedWorkspaceTools(root: string, options: VerifiedWork
       }
     }),
     writeToolWith(async (path, content) => {
-      const handle = await openChecked(pinned, path, "write", settings);
-      try {
-        await handle.truncate(0);
-        await handle.writeFile(content);
-      } finally {
-        await handle.close();
-      }
+      const { rootReal, relativePath } = await checkedFirst(pinned, path, true, settings.fsApi);
+      await replaceBeneath(pinned, rootReal, relativePath, content, settings);
     }),
     // The kernel resolves the magic link to the pinned directory itself when the child changes into it.
     bashTool(async () => descriptorLink(pinned.fd), limits),
   ];
 }
 
-interface VerifiedSettings extends HardlinkPolicy {
-  fsApi?: FsApi | undefined;
-}
-
-/** Gate 3 twice: the chapter's check, then the descriptor walk that does not trust it. */
-async function openChecked(root: PinnedRoot, candidate: string, intent: OpenIntent, settings: VerifiedSettings): Promise<FileHandle> {
+/** Gate 3, first half: the chapter's check against where the pinned root is now; the walk that follows does not trust it. */
+async function checkedFirst(root: PinnedRoot, candidate: string, creating: boolean, fsApi: FsApi | undefined): Promise<{ rootReal: string; relativePath: string }> {
   const rootReal = await root.currentPath();
-  const target = await workspacePath(rootReal, candidate, intent === "write", settings.fsApi);
-  return openBeneath(root, rootReal, relative(rootReal, target), intent, settings);
+  return { rootReal, relativePath: relative(rootReal, await workspacePath(rootReal, candidate, creating, fsApi)) };
 }
 
 export function unverifiedNotice(problem: string): string {
