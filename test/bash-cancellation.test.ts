@@ -1,8 +1,9 @@
 /**
- * What the bash tool's limits stop, and what they do not: the timeout and the AbortSignal kill the
- * shell (SIGKILL), never what the shell started in the background. Each test records the background
- * process's pid, shows it alive after the tool has answered, then kills it by that pid and checks it
- * is gone, so no stray process outlives the test.
+ * What the bash tool's limits stop, and what they do not: the timeout and the AbortSignal SIGKILL the
+ * shell's whole process group, so what the shell started in the background dies with it; a process
+ * that let go of the output when the shell exited normally is not waited for and keeps running. Each
+ * test records the background process's pid and checks it is gone, or alive and then kills it by that
+ * pid, so no stray process outlives the test.
  */
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
@@ -33,22 +34,22 @@ afterEach(async () => {
   await box.dispose();
 });
 
-describeNeeding(LINUX_PROCFS, "bash cancellation stops the shell, not its background processes (known limit)", () => {
+describeNeeding(LINUX_PROCFS, "bash cancellation stops the shell's whole process group", () => {
   // Either stream alone is enough to keep the tool waiting, so each is held on its own too.
   it.each([
     ["stdout and stderr", ""],
     ["only stdout", " 2>/dev/null"],
     ["only stderr", " >/dev/null"],
-  ])("a background process that keeps %s open: the tool stops reading at the timeout and says so", async (_streams, redirect) => {
+  ])("a background process that keeps %s open: killed at the timeout, and the answer says so", async (_streams, redirect) => {
     const bash = bashTimingOutAfter(500);
     const result = await bash.execute({ command: `sh -c 'echo $$ > holder.pid; exec sleep 5'${redirect} & echo started` });
     const holder = await pidFrom(join(box.root, "holder.pid"));
     expect(result).toEqual({
       content:
-        "bash: timeout: the shell exited, but a background process kept stdout or stderr open; stopped reading after 500 ms (that process was not killed)\nstarted\n",
+        "bash: timeout: the shell exited, but a background process kept stdout or stderr open; its process group was killed after 500 ms\nstarted\n",
       isError: true,
     });
-    expect(isAlive(holder)).toBe(true);
+    await waitUntilGone(holder);
   });
 
   it("a background process that let go of stdout is not waited for", async () => {
@@ -59,7 +60,7 @@ describeNeeding(LINUX_PROCFS, "bash cancellation stops the shell, not its backgr
     expect(isAlive(await pidFrom(join(box.root, "detached.pid")))).toBe(true);
   });
 
-  it("abort kills the shell, while a background grandchild goes on and writes in the workspace after it", async () => {
+  it("abort kills a background grandchild with the shell: nothing it would do afterwards happens", async () => {
     const controller = new AbortController();
     const grandchild =
       "sh -c 'echo $$ > grandchild.pid; while [ ! -e go ]; do sleep 0.01; done; echo survived > after-abort.txt' > /dev/null 2>&1 &";
@@ -68,14 +69,28 @@ describeNeeding(LINUX_PROCFS, "bash cancellation stops the shell, not its backgr
     const pid = await pidFrom(join(box.root, "grandchild.pid"));
     controller.abort();
     await expect(answering).resolves.toEqual({ content: "bash: aborted: the command was killed by the caller's AbortSignal", isError: true });
-
-    // The grandchild waits for "go", so everything it does from here on happens after the abort.
-    expect(isAlive(pid)).toBe(true);
+    await waitUntilGone(pid);
+    // The grandchild waited for "go": had it survived, it would now write after-abort.txt.
     await writeFile(join(box.root, "go"), "");
-    await waitFor(join(box.root, "after-abort.txt"));
-    expect(await readFile(join(box.root, "after-abort.txt"), "utf8")).toBe("survived\n");
+    await sleep(200);
+    await expect(readFile(join(box.root, "after-abort.txt"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("a process that left the group (setsid) outlives the abort: the limit that remains", async () => {
+    const controller = new AbortController();
+    const escapee = "setsid sh -c 'echo $$ > escapee.pid; exec sleep 5' > /dev/null 2>&1 &";
+    const answering = bashTimingOutAfter(10_000).execute({ command: `${escapee} exec sleep 5` }, controller.signal);
+    const pid = await pidFrom(join(box.root, "escapee.pid"));
+    controller.abort();
+    await expect(answering).resolves.toEqual({ content: "bash: aborted: the command was killed by the caller's AbortSignal", isError: true });
+    expect(isAlive(pid)).toBe(true);
   });
 });
+
+async function waitUntilGone(pid: number): Promise<void> {
+  for (let waited = 0; isAlive(pid) && waited < WAIT_LIMIT_MS; waited += 10) await sleep(10);
+  expect(isAlive(pid)).toBe(false);
+}
 
 /** Waits for the pid file a background process writes, and registers the pid for cleanup. */
 async function pidFrom(path: string): Promise<number> {
@@ -126,8 +141,7 @@ async function killAndReap(pid: number): Promise<void> {
   } catch {
     // already gone
   }
-  for (let waited = 0; isAlive(pid) && waited < WAIT_LIMIT_MS; waited += 10) await sleep(10);
-  expect(isAlive(pid)).toBe(false);
+  await waitUntilGone(pid);
 }
 
 function sleep(ms: number): Promise<void> {

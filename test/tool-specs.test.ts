@@ -1,11 +1,12 @@
 // What the model is told about each tool (gate 1): the provider receives these specs verbatim, so a
 // changed name, required field or description changes what the model sends.
 import { describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 
 describe("the specs createWorkspaceTools hands to the model", () => {
   it("describe read, write and bash with the chapter's closed input schemas", () => {
-    const specs = createWorkspaceTools("/unused-root").map((tool) => tool.spec);
+    const specs = createWorkspaceTools(tmpdir()).map((tool) => tool.spec);
     expect(specs).toEqual([
       {
         name: "read",
@@ -46,7 +47,7 @@ describe("the specs createWorkspaceTools hands to the model", () => {
   });
 
   it("tell the model the bash limits actually configured", () => {
-    const bash = createWorkspaceTools("/unused-root", { bash: { timeoutMs: 500, maxBuffer: 1024 } })[2];
+    const bash = createWorkspaceTools(tmpdir(), { bash: { timeoutMs: 500, maxBuffer: 1024 } })[2];
     expect(bash?.spec.description).toContain("Killed after 500 ms or 1024 bytes of output on either stream");
   });
 });

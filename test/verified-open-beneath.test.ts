@@ -20,6 +20,7 @@ beforeEach(async () => {
 });
 
 const REFUSE_HARDLINKS = { allowHardlinks: false };
+const REPLACE = { ...REFUSE_HARDLINKS, namesDirectory: false, signal: undefined };
 
 async function exists(path: string): Promise<boolean> {
   return lstat(path).then(
@@ -35,13 +36,13 @@ describeNeeding(LINUX_PROCFS, "openBeneath when a descriptor reports a path outs
   it("refuses the temporary file it created and removes it again", async () => {
     const before = await readdir(dirname(box.root));
     const base = pinRoot(dirname(box.root));
-    await expect(replaceBeneath(base, box.root, "planted.txt", "x", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
+    await expect(replaceBeneath(base, box.root, "planted.txt", "x", REPLACE)).rejects.toThrow("path escapes workspace");
     expect(await readdir(dirname(box.root))).toEqual(before);
   });
 
   it("refuses a directory it created and removes it again", async () => {
     const base = pinRoot(dirname(box.root));
-    await expect(replaceBeneath(base, box.root, "made/planted.txt", "x", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
+    await expect(replaceBeneath(base, box.root, "made/planted.txt", "x", REPLACE)).rejects.toThrow("path escapes workspace");
     expect(await exists(join(dirname(box.root), "made"))).toBe(false);
   });
 
@@ -57,7 +58,7 @@ describeNeeding(LINUX_PROCFS, "openBeneath when a descriptor reports a path outs
     const base = pinRoot(dirname(box.root));
     try {
       const takeOver = { springsOn: (path: string) => path.endsWith("/made"), move: () => rename(theirs, made) };
-      const opening = withMkdirTrap(takeOver, () => replaceBeneath(base, box.root, "made/planted.txt", "x", REFUSE_HARDLINKS));
+      const opening = withMkdirTrap(takeOver, () => replaceBeneath(base, box.root, "made/planted.txt", "x", REPLACE));
       await expect(opening).rejects.toThrow(/^path escapes workspace$/);
       expect(await readFile(join(made, "kept.txt"), "utf8")).toBe("not this call's\n");
     } finally {
@@ -68,7 +69,7 @@ describeNeeding(LINUX_PROCFS, "openBeneath when a descriptor reports a path outs
   it("refuses an existing file without removing or changing it", async () => {
     const before = await readFile(join(box.outside, "secret.txt"), "utf8");
     const base = pinRoot(dirname(box.root));
-    await expect(replaceBeneath(base, box.root, "outside/secret.txt", "x", REFUSE_HARDLINKS)).rejects.toThrow("path escapes workspace");
+    await expect(replaceBeneath(base, box.root, "outside/secret.txt", "x", REPLACE)).rejects.toThrow("path escapes workspace");
     expect(await readFile(join(box.outside, "secret.txt"), "utf8")).toBe(before);
   });
 
@@ -133,7 +134,7 @@ describeNeeding(LINUX_PROCFS, "pinRoot", () => {
 
   it("refuses a root that is a file", async () => {
     await writeFile(join(box.root, "file"), "x");
-    expect(() => pinRoot(join(box.root, "file"))).toThrow(expect.objectContaining({ code: "ENOTDIR" }));
+    expect(() => pinRoot(join(box.root, "file"))).toThrow(/is not a directory$/);
   });
 });
 
@@ -173,7 +174,7 @@ describeNeeding(LINUX_PROCFS, "the walk, past an approving check", () => {
     for (let link = 1; link <= MAX_SYMLINKS + 1; link++) await symlink(link === 1 ? "end.txt" : `l${link - 1}`, join(box.root, `l${link}`));
     await expect(read.execute({ path: `l${MAX_SYMLINKS}` })).resolves.toEqual({ content: "the end of the chain" });
     await expect(read.execute({ path: `l${MAX_SYMLINKS + 1}` })).resolves.toEqual({
-      content: `read: ELOOP: more than ${MAX_SYMLINKS} symbolic links on the way to ${join(box.root, "l1")}`,
+      content: `read: ELOOP: more than ${MAX_SYMLINKS} symbolic links on the way to l1`,
       isError: true,
     });
   });
@@ -183,14 +184,14 @@ describeNeeding(LINUX_PROCFS, "the walk, past an approving check", () => {
     await symlink("d/x/..", join(box.root, "up"));
     await expect(read.execute({ path: "up" })).resolves.toEqual({ content: "read: not a regular file", isError: true });
     await expect(write.execute({ path: "up", content: "x" })).resolves.toEqual({
-      content: `write: EISDIR: illegal operation on a directory, open '${join(box.root, "d")}'`,
+      content: `write: EISDIR: illegal operation on a directory, open 'd'`,
       isError: true,
     });
   });
 
   it("creates nothing for a read, and names the first missing directory", async () => {
     await expect(read.execute({ path: "nope/deeper/missing.txt" })).resolves.toEqual({
-      content: `read: ENOENT: no such file or directory, open '${join(box.root, "nope")}'`,
+      content: `read: ENOENT: no such file or directory, open 'nope'`,
       isError: true,
     });
     expect(await exists(join(box.root, "nope"))).toBe(false);
@@ -201,7 +202,7 @@ describeNeeding(LINUX_PROCFS, "the walk, past an approving check", () => {
     { label: "a new directory's name", path: `fresh/${"n".repeat(256)}/x`, failsAt: `fresh/${"n".repeat(256)}` },
   ])("answers ENAMETOOLONG for $label with the open that failed, and takes back fresh/", async ({ path, failsAt }) => {
     await expect(write.execute({ path, content: "x" })).resolves.toEqual({
-      content: `write: ENAMETOOLONG: name too long, open '${join(box.root, failsAt)}'`,
+      content: `write: ENAMETOOLONG: name too long, open '${failsAt}'`,
       isError: true,
     });
     expect(await readdir(box.root)).toEqual([]);

@@ -81,7 +81,7 @@ describeNeeding(LINUX_PROCFS, "a directory that changes between the walk's calls
       if (mkdirs === 1) await rmdir(path);
     };
     await expect(verifiedTools().write.execute({ path: "gone/x.txt", content: "x" })).resolves.toEqual({
-      content: `write: ENOENT: no such file or directory, open '${join(box.root, "gone")}'`,
+      content: `write: ENOENT: no such file or directory, open 'gone'`,
       isError: true,
     });
     expect(mkdirs).toBe(1);
@@ -130,7 +130,7 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
     };
     const answer = await verifiedTools().write.execute({ path: "leaf.txt", content: "new" });
     expect(answer).toEqual({
-      content: expect.stringMatching(new RegExp(`^write: EISDIR: illegal operation on a directory, rename '${box.root}/\\.write-[0-9a-f]{16}' -> '${box.root}/leaf\\.txt'$`)),
+      content: expect.stringMatching(new RegExp(`^write: EISDIR: illegal operation on a directory, rename '\\.write-[0-9a-f]{16}' -> 'leaf\\.txt'$`)),
       isError: true,
     });
     expect(await readdir(box.root)).toEqual(["leaf.txt"]);
@@ -163,7 +163,7 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
       return real(path, flags, mode);
     };
     await expect(verifiedTools().write.execute({ path: "new/x.txt", content: "x" })).resolves.toEqual({
-      content: expect.stringMatching(new RegExp(`^write: EACCES: permission denied, open '${box.root}/new/\\.write-[0-9a-f]{16}'$`)),
+      content: expect.stringMatching(new RegExp(`^write: EACCES: permission denied, open 'new/\\.write-[0-9a-f]{16}'$`)),
       isError: true,
     });
     expect(await readdir(box.root)).toEqual([]);

@@ -21,7 +21,7 @@ beforeEach(async () => {
 const RACE_SECONDS = 1;
 
 /** Prepares the scenario's arena in `sandbox`, runs its tool with the swap placed right after the check. */
-async function runWithSwap(sandbox: Sandbox, makeTools: (root: string) => Tool[], scenario: SwapScenario) {
+async function runWithSwap(sandbox: Sandbox, makeTools: (root: string) => Tool[], scenario: SwapScenario, checkCall: 1 | 2) {
   const arena = await prepareArena(sandbox, scenario.contested, { occupant: scenario.occupant, linkTo: scenario.linkTo(sandbox) });
   const { read, write } = attackedTools(makeTools(sandbox.root));
   let swapped = false;
@@ -29,7 +29,7 @@ async function runWithSwap(sandbox: Sandbox, makeTools: (root: string) => Tool[]
     await swapInLink(arena);
     swapped = true;
   };
-  const result = await withRealpathTrap({ springsOn: afterTheCheck(), move }, () =>
+  const result = await withRealpathTrap({ springsOn: afterTheCheck(checkCall), move }, () =>
     scenario.tool === "read" ? read.execute({ path: scenario.path }) : write.execute({ path: scenario.path, content: "pwned" }),
   );
   return { result, swapped };
@@ -38,12 +38,15 @@ async function runWithSwap(sandbox: Sandbox, makeTools: (root: string) => Tool[]
 describeNeeding(LINUX_PROCFS, "a swap injected right after the path check", () => {
   // The control proves the harness can see an escape: the same swap beats the chapter's tools every
   // time. It runs in a sandbox of its own, since escaping is what it shows; the shared one stays clean.
-  it.each(SWAP_SCENARIOS)("control: the chapter's tools escape: $label", async (scenario) => {
+  it.each(SWAP_SCENARIOS)("control: the chapter's tools escape (unless chapterHolds): $label", async (scenario) => {
     const control = await createSandbox();
     try {
-      const { result, swapped } = await runWithSwap(control, createWorkspaceTools, scenario);
+      const { result, swapped } = await runWithSwap(control, createWorkspaceTools, scenario, 1);
       expect(swapped).toBe(true);
-      if (scenario.tool === "read") expect(result.content).toContain(SECRET);
+      if (scenario.chapterHolds !== undefined) {
+        expect(result).toEqual({ content: `wrote 5 bytes to ${scenario.path}` });
+        expect(await control.canaryChanges()).toEqual([]);
+      } else if (scenario.tool === "read") expect(result.content).toContain(SECRET);
       else expect(await control.canaryChanges()).not.toEqual([]);
     } finally {
       await control.dispose();
@@ -51,7 +54,7 @@ describeNeeding(LINUX_PROCFS, "a swap injected right after the path check", () =
   });
 
   it.each(SWAP_SCENARIOS)("the verified tools refuse and leave nothing outside: $label", async (scenario) => {
-    const { result, swapped } = await runWithSwap(box, createVerifiedWorkspaceTools, scenario);
+    const { result, swapped } = await runWithSwap(box, createVerifiedWorkspaceTools, scenario, 2);
     expect(swapped).toBe(true);
     expect(result).toEqual({ content: `${scenario.tool}: path escapes workspace`, isError: true });
     // the afterEach canary check proves no file, empty file or directory appeared outside

@@ -118,7 +118,7 @@ describeNeeding(LINUX_PROCFS, "the descriptor walk alone holds the boundary", ()
   it("names the path in its own errors, not the /proc string it opened", async () => {
     const [blindRead] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
     await expect(blindRead.execute({ path: "nope/missing.txt" })).resolves.toEqual({
-      content: `read: ENOENT: no such file or directory, open '${join(box.root, "nope")}'`,
+      content: `read: ENOENT: no such file or directory, open 'nope'`,
       isError: true,
     });
   });
@@ -128,7 +128,7 @@ describeNeeding(LINUX_PROCFS, "the descriptor walk alone holds the boundary", ()
     await symlink("a", join(box.root, "b"));
     const [blindRead] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
     await expect(blindRead.execute({ path: "a" })).resolves.toEqual({
-      content: `read: ELOOP: more than 40 symbolic links on the way to ${join(box.root, "a")}`,
+      content: `read: ELOOP: more than 40 symbolic links on the way to a`,
       isError: true,
     });
   });

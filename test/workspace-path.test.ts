@@ -1,5 +1,5 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, win32 } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
@@ -104,5 +104,10 @@ describe("isInside", () => {
     ["/work", "/etc/passwd", false],
   ])("posix: %s contains %s: %s", (root, path, inside) => {
     expect(isInside(root, path)).toBe(inside);
+  });
+
+  it("compares case-sensitively under posix, but not under win32 (path.win32.relative ignores case)", () => {
+    expect(isInside("/work", "/Work/x")).toBe(false);
+    expect(isInside("c:\\work", "C:\\Work\\x", win32)).toBe(true);
   });
 });

@@ -9,7 +9,12 @@
  * invalid-input message instead of rejecting.
  * Does not promise: any meaning. An empty path or a NUL byte passes here; rules about content belong
  * to the executor and to `workspacePath`.
+ *
+ * `callerSignal` is the same check for the signal the caller hands to `execute`: absent, or a real
+ * AbortSignal. A look-alike (`{ aborted: false }`) can never fire, so a tool given one would run
+ * unstoppable; it throws `signal must be an AbortSignal` instead, before anything is done.
  */
+import { INVALID_SIGNAL } from "./messages.js";
 
 export function asObject(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value)
@@ -28,4 +33,9 @@ export function stringField(input: unknown, field: string): string | undefined {
     // `value` stays undefined, which is not a string.
   }
   return typeof value === "string" ? value : undefined;
+}
+
+export function callerSignal(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined || signal instanceof AbortSignal) return signal;
+  throw new TypeError(INVALID_SIGNAL);
 }

@@ -5,8 +5,10 @@
  * `root` or a descendant. `..foo` and `...` are names, not parent steps, so they count as inside; a
  * sibling with a similar prefix (`/work-other` beside `/work`) and, on win32, another drive are outside.
  * Does not promise: anything about symlinks. It compares strings; canonicalizing them is
- * `workspacePath`'s job. Case-insensitive file systems are compared case-sensitively, which can only
- * refuse, never admit, a path.
+ * `workspacePath`'s job. Case: under `path.posix` the comparison is case-sensitive, which on a
+ * case-insensitive file system can only refuse, never admit, a path. Under `path.win32` it is not:
+ * `path.win32.relative` ignores case, so `C:\Work\x` counts as inside `c:\work`, which on a directory
+ * with case sensitivity turned on is another directory.
  */
 import * as nodePath from "node:path";
 

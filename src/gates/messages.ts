@@ -18,3 +18,19 @@ export const NOT_REGULAR_FILE = "not a regular file";
 
 /** The approval hook `denyBashByDefault`: bash runs only under an explicit policy. */
 export const BASH_NEEDS_POLICY = "bash requires an explicit approval policy";
+
+/** Every tool: the caller's `signal` is neither absent nor an AbortSignal, so it could never fire. */
+export const INVALID_SIGNAL = "signal must be an AbortSignal; nothing was done";
+
+/** read: the caller's signal fired before or while the file was read. */
+export const READ_ABORTED = "aborted: the caller's AbortSignal fired; the read was stopped";
+/** read: the file took longer than the read time bound (`readTimeoutMs`). */
+export function readTimedOut(timeoutMs: number): string {
+  return `timeout: the read was stopped after ${timeoutMs} ms`;
+}
+
+/** write: the caller's signal fired before the new content replaced the file. */
+export const WRITE_ABORTED = "aborted: the caller's AbortSignal fired; nothing was written";
+
+/** write: the target resolves through a name that Node cannot spell back exactly (not valid UTF-8). */
+export const NOT_UTF8_NAME = "the file's real path is not valid UTF-8";

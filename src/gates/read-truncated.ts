@@ -13,6 +13,8 @@
  * sequence is 2 units, a 3-byte one is 1, and each run of invalid bytes is as many U+FFFD as the
  * decoder emits). Files above V8's largest string (about 512 Mi characters), which
  * `readFile(path, "utf8")` cannot return at all, are read the same way.
+ * With a `signal`, reading stops at the first chunk after it fires, rejecting with its reason, so a
+ * read that its caller gave up on does not go on through a huge file.
  * Does not promise: a consistent snapshot of a file that changes while it is read.
  */
 import type { FileHandle } from "node:fs/promises";
@@ -30,10 +32,11 @@ export const READ_CHUNK_BYTES = 1024 * 1024;
  */
 const DECODE_BYTES = 32 * 1024;
 
-export async function readTruncated(chunks: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<string> {
+export async function readTruncated(chunks: AsyncIterable<Buffer> | Iterable<Buffer>, signal?: AbortSignal): Promise<string> {
   const decoder = new StringDecoder("utf8");
   const kept = new ReadTruncator();
   for await (const chunk of chunks) {
+    signal?.throwIfAborted();
     // Stryker disable next-line EqualityOperator: one more turn at start === chunk.length decodes an empty slice to "", and pushing "" changes nothing
     for (let start = 0; start < chunk.length; start += DECODE_BYTES) kept.push(decoder.write(chunk.subarray(start, start + DECODE_BYTES)));
   }

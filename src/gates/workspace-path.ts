@@ -13,45 +13,81 @@
  * that was checked. Tools must open it and nothing else (opening the raw candidate would let the
  * kernel read `link/../x` as `<link target>/../x`).
  *
+ * What the answer tells about the outside: nothing about whether or what kind of object is there. A
+ * candidate that leaves the root by name (`..`, an absolute path) is refused before any filesystem
+ * call; one that reaches the outside through a symlink and then fails to resolve (ENOENT, ENOTDIR) is
+ * judged by where its nearest resolvable ancestor lies, so a missing, file, directory or link outside
+ * all answer `path escapes workspace`. Real paths are compared as the bytes the kernel returns, never
+ * through a lossy UTF-8 decode (a name with the byte 0xFF does not equal one with U+FFFD). Errors name
+ * paths relative to the root (`realpath 'sub/x'`), never the host's absolute path.
+ *
  * Does not promise: that the answer still holds when the tool opens the path. Between this check and
  * the open, another process can swap a directory for a symlink (TOCTOU; Node has no `openat`). A
  * hardlink to an outside file passes, since realpath reports the inside name. The root itself comes
- * from the caller, never from tool input.
+ * from the caller, never from tool input. Two things about the outside still show: the target of a
+ * dangling symlink inside (ENOENT when that target is missing, an escape when it exists outside), and
+ * an error other than ENOENT or ENOTDIR met through a link to outside (EACCES, ELOOP), which
+ * propagates as itself, as every error but ENOENT must.
  */
+import { realpathSync, statSync } from "node:fs";
 import * as fsPromises from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { isInside } from "./is-inside.js";
 import { ESCAPE_MESSAGE, NUL_MESSAGE } from "./messages.js";
 
 /** The slice of `node:fs/promises` the check uses, injectable for fault injection (EACCES as root). */
 export type FsApi = Pick<typeof fsPromises, "lstat" | "realpath">;
 
+/** What the check found out about a candidate; the write tool uses all of it. */
+export interface CheckedPath {
+  /** `resolve(root, candidate)`: the string that was checked, the one to open. */
+  path: string;
+  /** `path` itself when it exists (as `lstat` sees it), otherwise its nearest existing ancestor. */
+  existing: string;
+}
 
 /**
  * The chapter's path boundary bound to one root: what the file tools call with the model's candidate.
- * Answers the path to open, or throws.
+ * Answers the path to open, or throws. `workspaceBoundary` also gives the pinned root (the tools name
+ * paths relative to it) and the check's findings; a hand-made boundary (a fork's) may leave both out.
  */
-export type Boundary = (candidate: string, creating: boolean) => Promise<string>;
+export type Boundary = ((candidate: string, creating: boolean) => Promise<string>) & {
+  /** The root's real path, pinned when the boundary was made. */
+  readonly root?: string;
+  /** The same check as a call with `creating`, answering everything it found out. */
+  readonly creating?: (candidate: string) => Promise<CheckedPath>;
+};
 
 /**
  * The boundary the tools use: the chapter's `workspacePath` with the root's real path resolved once,
- * at the first call, instead of on every call. The chapter fixes the root at construction; fixing its
- * real path too is stricter, never looser: if the root is later replaced by a symlink (bash may run
- * `mv ws ws.old && ln -s / ws`), a per-call realpath would move the boundary to the link's target,
- * while the pinned real root makes every path resolve outside it and be refused. A root that cannot be
- * resolved yet is tried again on the next call. The cost: a deployment that repoints a root symlink to
- * switch workspaces must create new tools.
+ * when the boundary is made (synchronously, so `createWorkspaceTools` stays synchronous), instead of
+ * on every call. Stricter than the chapter, never looser: if the root is later replaced by a symlink
+ * (bash may run `mv ws ws.old && ln -s / ws`), a per-call realpath would move the boundary to the
+ * link's target, while the pinned real root makes every path resolve outside it and be refused. A
+ * relative root is resolved against the working directory of that moment.
+ * Throws when the root is missing, is not a directory, or has a real path that is not valid UTF-8
+ * (Node would open a different name than the one checked). The cost: a deployment that repoints a
+ * root symlink to switch workspaces must create new tools; and a boundary made later pins whatever
+ * the root's name means by then, including a swap an earlier bash job made.
  */
 export function workspaceBoundary(root: string, fsApi: FsApi = fsPromises): Boundary {
-  let rootReal: Promise<string> | undefined;
-  return async (candidate, creating) => {
-    rootReal ??= fsApi.realpath(root);
-    const real = await rootReal.catch((error: unknown) => {
-      rootReal = undefined;
-      throw error;
-    });
-    return checkedPath(real, candidate, creating, fsApi);
-  };
+  const rootReal = pinnedRoot(root);
+  const boundary = async (candidate: string, creating: boolean) => (await checkedPath(rootReal, candidate, creating, fsApi)).path;
+  return Object.assign(boundary, { root: rootReal, creating: (candidate: string) => checkedPath(rootReal, candidate, true, fsApi) });
+}
+
+/** The root's real path, as the boundary pins it; throws with the root's name and the reason. */
+export function pinnedRoot(root: string): string {
+  let real: Buffer;
+  try {
+    real = realpathSync.native(root, { encoding: "buffer" });
+  } catch (error) {
+    throw new Error(`workspace root ${JSON.stringify(root)}: ${(error as Error).message}`);
+  }
+  const text = real.toString();
+  if (!Buffer.from(text).equals(real)) throw new Error(`workspace root ${JSON.stringify(root)}: its real path is not valid UTF-8`);
+  if (!statSync(text).isDirectory()) throw new Error(`workspace root ${JSON.stringify(root)} is not a directory`);
+  return text;
 }
 
 export async function workspacePath(
@@ -60,25 +96,99 @@ export async function workspacePath(
   creating: boolean,
   fsApi: FsApi = fsPromises,
 ): Promise<string> {
-  return checkedPath(await fsApi.realpath(root), candidate, creating, fsApi);
+  refuseNul(candidate);
+  return (await checkedPath(await fsApi.realpath(root), candidate, creating, fsApi)).path;
 }
 
-/** The chapter's steps after `rootReal = realpath(root)`. */
-async function checkedPath(rootReal: string, candidate: string, creating: boolean, fsApi: FsApi): Promise<string> {
+/** The chapter's steps after `rootReal = realpath(root)`, with the outside kept out of the answer. */
+async function checkedPath(rootReal: string, candidate: string, creating: boolean, fsApi: FsApi): Promise<CheckedPath> {
+  refuseNul(candidate);
+  const path = resolve(rootReal, candidate);
+  // By name first: `..` and absolute paths are refused alike, whatever exists where they point.
+  if (!isInside(rootReal, path)) throw new Error(ESCAPE_MESSAGE);
+  const rootBytes = asBytes(rootReal);
+  try {
+    let existing = path;
+    if (creating) {
+      try {
+        await fsApi.lstat(path);
+      } catch (error) {
+        if (errorCode(error) !== "ENOENT") throw error;
+        existing = await nearestExistingAncestor(dirname(path), fsApi);
+      }
+    }
+    if (!isInside(rootBytes, await realBytes(existing, fsApi))) throw new Error(ESCAPE_MESSAGE);
+    return { path, existing };
+  } catch (error) {
+    if (isUnresolved(error)) await refuseWhenAncestorOutside(rootReal, rootBytes, path, fsApi);
+    throw inWorkspaceTerms(error, rootReal);
+  }
+}
+
+/** Before any filesystem call: no OS path holds NUL, and a layer that cut at it would check another name. */
+function refuseNul(candidate: string): void {
   if (candidate.includes("\0")) throw new Error(NUL_MESSAGE);
-  const requested = resolve(rootReal, candidate);
-  let checked = requested;
-  if (creating) {
+}
+
+/**
+ * The real path as a string of bytes (latin1: one character per byte, so two paths compare equal only
+ * when their bytes do, and "/" and "." keep their meaning for `isInside`). Node decodes a real path
+ * to UTF-8 and turns each invalid byte into U+FFFD, so a path with U+FFFD in it is asked again as raw
+ * bytes; any other is exact as decoded.
+ */
+async function realBytes(path: string, fsApi: FsApi): Promise<string> {
+  const real = await fsApi.realpath(path);
+  if (!real.includes("\uFFFD")) return asBytes(real);
+  return asBytes(await fsApi.realpath(path, { encoding: "buffer" }));
+}
+
+function asBytes(path: Buffer | string): string {
+  return (typeof path === "string" ? Buffer.from(path) : path).toString("latin1");
+}
+
+/** ENOENT and ENOTDIR: the path does not resolve, and where it would have led decides the answer. */
+function isUnresolved(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/**
+ * Finds the deepest ancestor of `path` that resolves (the root at the latest) and refuses when it lies
+ * outside: `out/missing` through `out -> /elsewhere` then answers like `out/secret`. Resolution fails
+ * from the first component that does not resolve onwards, so the deepest resolvable ancestor is found
+ * by bisection: a path thousands of components deep costs a few calls, not one per component.
+ */
+async function refuseWhenAncestorOutside(rootReal: string, rootBytes: string, path: string, fsApi: FsApi): Promise<void> {
+  const steps = relative(rootReal, path).split(sep);
+  let deepest: string | undefined;
+  // `path` itself (all the steps) is known not to resolve; try the ancestors from the root down.
+  for (let low = 0, high = steps.length - 1; low <= high; ) {
+    const middle = (low + high) >> 1;
     try {
-      await fsApi.lstat(requested);
+      deepest = await realBytes(join(rootReal, ...steps.slice(0, middle)), fsApi);
+      low = middle + 1;
     } catch (error) {
-      if (errorCode(error) !== "ENOENT") throw error;
-      checked = await nearestExistingAncestor(dirname(requested), fsApi);
+      if (!isUnresolved(error)) throw inWorkspaceTerms(error, rootReal);
+      high = middle - 1;
     }
   }
-  const checkedReal = await fsApi.realpath(checked);
-  if (!isInside(rootReal, checkedReal)) throw new Error(ESCAPE_MESSAGE);
-  return requested;
+  if (deepest !== undefined && !isInside(rootBytes, deepest)) throw new Error(ESCAPE_MESSAGE);
+}
+
+/**
+ * A filesystem error with the absolute paths in its message (its `path` and `dest`) replaced by paths
+ * relative to the root (`.` for the root itself), so that no answer shows where the workspace lives on
+ * the host. The tools only ever name paths below the root. Other errors, and errors already in these
+ * terms, come back as they are; the code, errno and syscall are kept.
+ */
+export function inWorkspaceTerms(error: unknown, rootReal: string): unknown {
+  const { path, dest } = (error ?? {}) as NodeJS.ErrnoException & { dest?: unknown };
+  // Already in workspace terms (the check's error, passed on by a tool) or no path at all: as it is.
+  if (!(error instanceof Error) || typeof path !== "string" || !isAbsolute(path)) return error;
+  let message = error.message;
+  const shown = (absolute: string) => relative(rootReal, absolute) || ".";
+  for (const absolute of typeof dest === "string" ? [path, dest] : [path]) message = message.split(`'${absolute}'`).join(`'${shown(absolute)}'`);
+  return Object.assign(new Error(message), { ...error, path: shown(path), ...(typeof dest === "string" ? { dest: shown(dest) } : {}) });
 }
 
 /**
@@ -104,4 +214,3 @@ export async function nearestExistingAncestor(path: string, fsApi: FsApi = fsPro
 function errorCode(error: unknown): unknown {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
-

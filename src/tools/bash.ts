@@ -6,18 +6,23 @@
  * NUL byte with `command must not contain NUL bytes`; a signal already aborted means the command is
  * never started; otherwise the command runs as `$SHELL -c command` (`/bin/sh` when SHELL is unset) in
  * the real root, is killed after `timeoutMs` or once stdout or stderr passes `maxBuffer` bytes, and is
- * killed when `signal` aborts; every failure names the limit or cause that ended it (timeout,
- * maxBuffer and which stream, aborted, exit code, signal, shell not found or not executable, command
- * too long); output over `maxOutputChars` is cut with a marker. When the shell exits but a background
- * process still holds stdout or stderr, reading stops at `timeoutMs` and the answer is a timeout error.
+ * killed when `signal` aborts; every failure names the rule that ended it (timeout, maxBuffer and
+ * which stream, aborted, exit code, signal, shell not found or not executable, command too long);
+ * output over `maxOutputChars` is cut with a marker. The shell leads a process group of its own
+ * (spawned detached, so also a session: no terminal, stdin is /dev/null), and the timeout, maxBuffer
+ * and the abort SIGKILL that whole group: what the command started in the background dies with it.
+ * When the shell exits but a background process still holds stdout or stderr, the tool waits until
+ * `timeoutMs` (or the abort), kills the group, and answers the shell's exit status when it failed, or
+ * a timeout (abort) error when it exited 0, so a cut-off output is never reported as success.
  * Does not promise: any confinement. The command runs with all the rights of this process and may read
- * or write anywhere (`cd /etc && cat passwd` works). Killing stops the shell, not what it started in
- * the background: such a process outlives the timeout and the abort and keeps its rights (see
+ * or write anywhere (`cd /etc && cat passwd` works). A process that leaves the group (`setsid`,
+ * `setpgid`, a daemon that double-forks into a new session) is not killed, and neither is a background
+ * process when the shell exits normally and nothing holds the output (see
  * test/bash-cancellation.test.ts). Decide whether bash runs at all in the approval hook (approval.ts).
  */
-import { type ExecFileOptionsWithStringEncoding, execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { failure } from "../gates/failure.js";
-import { stringField } from "../gates/fields.js";
+import { callerSignal, stringField } from "../gates/fields.js";
 import { schema } from "../gates/schema.js";
 import type { Tool } from "../gates/tool.js";
 import { truncateHead } from "../gates/truncate.js";
@@ -55,10 +60,6 @@ export function bashLimits(overrides: Partial<BashLimits> = {}): BashLimits {
   return limits;
 }
 
-// SIGKILL, not the default SIGTERM: a shell that traps TERM would otherwise outlive its timeout and
-// keep the agent waiting forever.
-const KILL_SIGNAL = "SIGKILL";
-
 export function bashTool(boundary: Boundary, limits: BashLimits = DEFAULT_BASH_LIMITS): Tool {
   return {
     spec: {
@@ -74,98 +75,136 @@ export function bashTool(boundary: Boundary, limits: BashLimits = DEFAULT_BASH_L
       if (command.includes("\0")) return failure(new Error("command must not contain NUL bytes"), "bash");
       const shell = process.env.SHELL ?? "/bin/sh";
       let cwd: string;
+      let caller: AbortSignal | undefined;
       try {
+        caller = callerSignal(signal);
         // The chapter's way to the real root: the boundary applied to "." itself.
         // Stryker disable next-line StringLiteral: resolve(root, "") is resolve(root, "."), the root itself
         cwd = await boundary(".", false);
       } catch (error) {
-        // Reported as it is: the exec rules below would read the root's ENOENT as a missing shell.
+        // Reported as it is: the spawn rules below would read the root's ENOENT as a missing shell.
         return failure(error, "bash");
       }
-      // Checked after the last await before the spawn: execFile given an aborted signal still
-      // spawns the command and only kills it a tick later, by which time it may have run.
-      if (signal?.aborted === true) return failure(new Error(ABORTED_BEFORE_START), "bash");
+      // Checked after the last await before the spawn, so an aborted call never starts the command.
+      if (caller?.aborted === true) return failure(new Error(ABORTED_BEFORE_START), "bash");
       try {
-        const { stdout, stderr, readingCut } = await runShell(shell, command, {
-          cwd,
-          timeout: limits.timeoutMs,
-          maxBuffer: limits.maxBuffer,
-          killSignal: KILL_SIGNAL,
-          encoding: "utf8",
-          signal,
-        });
-        if (readingCut) return failure(withOutput(heldOpenRule(limits), stdout, stderr, limits), "bash");
-        return { content: truncateHead(`${stdout}${stderr}`, limits.maxOutputChars) };
+        const run = await runShell(shell, command, cwd, limits, caller);
+        const rule = endingRule(run.ending, limits);
+        if (rule === undefined) return { content: truncateHead(`${run.stdout}${run.stderr}`, limits.maxOutputChars) };
+        return failure(withOutput(rule, run.stdout, run.stderr, limits), "bash");
       } catch (error) {
-        return failure(explainExecFailure(error, shell, limits), "bash");
+        return failure(new Error(spawnFailureRule(error, shell)), "bash");
       }
     },
   };
 }
 
 const ABORTED_BEFORE_START = "aborted: the caller's AbortSignal fired before the command started; it did not run";
+const ABORTED = "aborted: the command was killed by the caller's AbortSignal";
+
+type Stream = "stdout" | "stderr";
+
+/** What ended a run: the shell's own exit, or the rule that stopped it. */
+type Ending =
+  | { kind: "timeout" }
+  | { kind: "abort" }
+  | { kind: "maxBuffer"; stream: Stream }
+  /** The shell exited; `heldOpenUntil` names the rule that stopped the wait for a background process holding its output. */
+  | { kind: "exit"; code: number | null; signal: NodeJS.Signals | null; heldOpenUntil?: "timeout" | "abort" };
 
 interface ShellRun {
+  ending: Ending;
   stdout: string;
   stderr: string;
-  /**
-   * The shell exited cleanly, but its stdout or stderr never reached end-of-file: execFile's timeout
-   * found the shell gone and destroyed the pipes a background process was still holding, then
-   * reported success. Only that kill ends a stream without an error, so this is the timeout firing.
-   */
-  readingCut: boolean;
 }
 
-/** execFile as a promise that also tells whether the output was read to its end. */
-function runShell(shell: string, command: string, options: ExecFileOptionsWithStringEncoding): Promise<ShellRun> {
+/**
+ * `shell -c command` as the leader of a new process group, its output collected up to `maxBuffer`
+ * bytes per stream. Ends at the shell's exit once both streams are closed, or at the first rule that
+ * fires (timeout, maxBuffer, abort), which SIGKILLs the group and stops reading at once. Rejects only
+ * when the shell cannot be started.
+ */
+function runShell(shell: string, command: string, cwd: string, limits: BashLimits, signal: AbortSignal | undefined): Promise<ShellRun> {
   return new Promise((resolve, reject) => {
-    const child = execFile(shell, ["-c", command], options, (error, stdout, stderr) => {
-      if (error !== null) reject(Object.assign(error, { stdout, stderr }));
-      else resolve({ stdout, stderr, readingCut: child.stdout?.readableEnded === false || child.stderr?.readableEnded === false });
+    const child = spawn(shell, ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const chunks: Record<Stream, Buffer[]> = { stdout: [], stderr: [] };
+    const sizes: Record<Stream, number> = { stdout: 0, stderr: 0 };
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let ended = false;
+    const end = (ending: Ending) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      if (ending.kind !== "exit" || ending.heldOpenUntil !== undefined) killGroup(child.pid);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({ ending, stdout: Buffer.concat(chunks.stdout).toString("utf8"), stderr: Buffer.concat(chunks.stderr).toString("utf8") });
+    };
+    // A bound that fires after the shell exited only stops the wait for whoever holds its output.
+    const stopAt = (rule: "timeout" | "abort") => end(exit === undefined ? { kind: rule } : { kind: "exit", ...exit, heldOpenUntil: rule });
+    const onAbort = () => stopAt("abort");
+    const timer = setTimeout(() => stopAt("timeout"), limits.timeoutMs);
+    signal?.addEventListener("abort", onAbort);
+    for (const stream of ["stdout", "stderr"] as const) {
+      child[stream].on("data", (chunk: Buffer) => {
+        const room = limits.maxBuffer - sizes[stream];
+        chunks[stream].push(chunk.subarray(0, room));
+        sizes[stream] += chunk.length;
+        if (sizes[stream] > limits.maxBuffer) end({ kind: "maxBuffer", stream });
+      });
+    }
+    child.on("exit", (code, exitSignal) => {
+      exit = { code, signal: exitSignal };
+    });
+    child.on("close", (code, exitSignal) => end({ kind: "exit", code, signal: exitSignal }));
+    child.on("error", (error) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      reject(error);
     });
   });
 }
 
+/** SIGKILL, not SIGTERM (a shell that traps TERM would outlive its timeout), to the whole group. */
+function killGroup(pid: number | undefined): void {
+  try {
+    if (pid !== undefined) process.kill(-pid, "SIGKILL");
+  } catch {
+    // ESRCH: every member of the group is gone already.
+  }
+}
+
 function heldOpenRule(limits: BashLimits): string {
-  return `timeout: the shell exited, but a background process kept stdout or stderr open; stopped reading after ${limits.timeoutMs} ms (that process was not killed)`;
+  return `timeout: the shell exited, but a background process kept stdout or stderr open; its process group was killed after ${limits.timeoutMs} ms`;
 }
 
-interface ExecFailure {
-  name?: string;
-  message?: string;
-  code?: number | string | null;
-  signal?: NodeJS.Signals | null;
-  killed?: boolean;
-  stdout?: string;
-  stderr?: string;
+/** The rule that ended the run, or undefined when the shell exited 0 and let go of its output. */
+function endingRule(ending: Ending, limits: BashLimits): string | undefined {
+  if (ending.kind === "timeout") return `timeout: the command was killed after ${limits.timeoutMs} ms`;
+  if (ending.kind === "abort") return ABORTED;
+  if (ending.kind === "maxBuffer") return `maxBuffer exceeded: ${ending.stream} passed ${limits.maxBuffer} bytes; the command was killed`;
+  // The shell's own failure is the first rule that fired, whatever held its output afterwards.
+  if (ending.code !== null && ending.code !== 0) return `exit code ${ending.code}`;
+  if (ending.signal !== null) return `killed by signal ${ending.signal}`;
+  if (ending.heldOpenUntil === "timeout") return heldOpenRule(limits);
+  if (ending.heldOpenUntil === "abort") return ABORTED;
+  return undefined;
 }
 
-/** Names the rule that ended the command, then appends whatever output it had produced. */
-function explainExecFailure(error: unknown, shell: string, limits: BashLimits): Error {
-  const cause = (typeof error === "object" && error !== null ? error : {}) as ExecFailure;
-  const rule = execFailureRule(cause, shell, limits) ?? String(cause.message ?? error);
-  return withOutput(rule, cause.stdout, cause.stderr, limits);
-}
-
-function withOutput(rule: string, stdout: string | undefined, stderr: string | undefined, limits: BashLimits): Error {
-  const output = `${stdout ?? ""}${stderr ?? ""}`;
+function withOutput(rule: string, stdout: string, stderr: string, limits: BashLimits): Error {
+  const output = `${stdout}${stderr}`;
   return new Error(output === "" ? rule : `${rule}\n${truncateHead(output, limits.maxOutputChars)}`);
 }
 
-function execFailureRule(cause: ExecFailure, shell: string, limits: BashLimits): string | undefined {
-  if (cause.name === "AbortError") return "aborted: the command was killed by the caller's AbortSignal";
-  if (cause.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") {
-    // Node's message is "stdout maxBuffer length exceeded" or the same with stderr.
-    const stream = cause.message?.startsWith("stderr") === true ? "stderr" : "stdout";
-    return `maxBuffer exceeded: ${stream} passed ${limits.maxBuffer} bytes; the command was killed`;
-  }
-  if (cause.killed === true) return `timeout: the command was killed after ${limits.timeoutMs} ms`;
-  if (typeof cause.code === "number") return `exit code ${cause.code}`;
-  if (typeof cause.signal === "string") return `killed by signal ${cause.signal}`;
-  // The spawn failures below come before any output, so there is none to append.
+/** Why the shell could not be started; these come before any output, so there is none to append. */
+function spawnFailureRule(error: unknown, shell: string): string {
+  const cause = (typeof error === "object" && error !== null ? error : {}) as NodeJS.ErrnoException;
   if (shell === "") return "shell not found: SHELL is set to the empty string";
   if (cause.code === "ENOENT") return `shell not found: ${shell}`;
   if (cause.code === "EACCES") return `shell not executable: ${shell}`;
   if (cause.code === "E2BIG") return "command too long: the kernel refused to start it (E2BIG)";
-  return undefined;
+  return String(cause.message ?? error);
 }

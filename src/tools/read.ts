@@ -6,19 +6,24 @@
  * answers `not a regular file` instead of blocking the agent; content over 16 000 characters keeps
  * the first and last 8 000 and says how many were dropped. The file is read in chunks
  * (read-truncated.ts): memory stays bounded for any size, time grows with it, and the result is the
- * one `truncateRead(await readFile(path, "utf8"))` gives.
+ * one `truncateRead(await readFile(path, "utf8"))` gives. A read is bounded in time: it answers
+ * `read: timeout: …` after `timeoutMs` (default `DEFAULT_READ_TIMEOUT_MS`, 10 s, as bash) and
+ * `read: aborted: …` as soon as the caller's signal fires, and stops reading the file then. Errors
+ * name paths relative to the workspace.
  * Does not promise: protection against a swap between check and open (TOCTOU), or against a hardlink
  * that names an outside file. Invalid UTF-8 is decoded with U+FFFD replacements.
  */
 import { constants, open } from "node:fs/promises";
 import { failure } from "../gates/failure.js";
-import { stringField } from "../gates/fields.js";
+import { callerSignal, stringField } from "../gates/fields.js";
 import { type ToolSpec, schema } from "../gates/schema.js";
 import type { Tool } from "../gates/tool.js";
 import { fileChunks, readTruncated } from "../gates/read-truncated.js";
-import type { Boundary } from "../gates/workspace-path.js";
-import { INVALID_READ_INPUT, NOT_REGULAR_FILE } from "../gates/messages.js";
+import { type Boundary, inWorkspaceTerms } from "../gates/workspace-path.js";
+import { INVALID_READ_INPUT, NOT_REGULAR_FILE, READ_ABORTED, readTimedOut } from "../gates/messages.js";
 
+/** The read time bound when none is given: the chapter's bash timeout, 10 s. */
+export const DEFAULT_READ_TIMEOUT_MS = 10_000;
 
 // O_NONBLOCK makes open() of a FIFO return at once so the type check below can refuse it; it does
 // not exist on Windows, where FIFOs are not files anyway.
@@ -33,23 +38,33 @@ export const READ_SPEC: ToolSpec = {
   }),
 };
 
-export function readTool(boundary: Boundary): Tool {
-  return readToolWith(async (path) => readRegularFile(await boundary(path, false)));
+export function readTool(boundary: Boundary, timeoutMs = DEFAULT_READ_TIMEOUT_MS): Tool {
+  return readToolWith(async (path, signal) => {
+    try {
+      return await readRegularFile(await boundary(path, false), signal);
+    } catch (error) {
+      throw boundary.root === undefined ? error : inWorkspaceTerms(error, boundary.root);
+    }
+  }, timeoutMs);
 }
 
 /**
  * The read tool around a way to fetch a path's content, already cut to the read rule: the spec, the
- * field check with the chapter's message, and every failure as a `read:` result. The chapter's tool
- * fetches through its boundary; the verified tools through a checked descriptor.
+ * field check with the chapter's message, the time bound and the caller's signal, and every failure
+ * as a `read:` result. `readCut` gets a signal that fires at the bound or with the caller's, and
+ * should stop reading then; the answer does not wait for it. The chapter's tool fetches through its
+ * boundary; the verified tools through a checked descriptor.
+ * Throws at construction when `timeoutMs` is not a positive finite number (it would switch the bound off).
  */
-export function readToolWith(readCut: (path: string) => Promise<string>): Tool {
+export function readToolWith(readCut: (path: string, signal: AbortSignal) => Promise<string>, timeoutMs = DEFAULT_READ_TIMEOUT_MS): Tool {
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new RangeError(`readTimeoutMs must be a positive finite number, got ${timeoutMs}`);
   return {
     spec: READ_SPEC,
-    async execute(input) {
+    async execute(input, signal) {
       const path = stringField(input, "path");
       if (path === undefined) return { content: INVALID_READ_INPUT, isError: true };
       try {
-        return { content: await readCut(path) };
+        return { content: await bounded(callerSignal(signal), timeoutMs, (stop) => readCut(path, stop)) };
       } catch (error) {
         return failure(error, "read");
       }
@@ -57,13 +72,35 @@ export function readToolWith(readCut: (path: string) => Promise<string>): Tool {
   };
 }
 
+/**
+ * `work` raced against the time bound and the caller's signal: whichever fires first rejects with its
+ * rule at once, and aborts the signal `work` was given so that it stops too.
+ */
+async function bounded<T>(caller: AbortSignal | undefined, timeoutMs: number, work: (stop: AbortSignal) => Promise<T>): Promise<T> {
+  if (caller?.aborted === true) throw new Error(READ_ABORTED);
+  const stop = new AbortController();
+  const stopped = new Promise<never>((_, reject) => stop.signal.addEventListener("abort", () => reject(stop.signal.reason as Error)));
+  const onAbort = () => stop.abort(new Error(READ_ABORTED));
+  caller?.addEventListener("abort", onAbort);
+  const timer = setTimeout(() => stop.abort(new Error(readTimedOut(timeoutMs))), timeoutMs);
+  try {
+    return await Promise.race([work(stop.signal), stopped]);
+  } finally {
+    clearTimeout(timer);
+    caller?.removeEventListener("abort", onAbort);
+  }
+}
+
 /** The file's content, already cut to the read rule. */
-async function readRegularFile(target: string): Promise<string> {
-  const handle = await open(target, READ_FLAGS);
+async function readRegularFile(target: string, signal: AbortSignal): Promise<string> {
+  const handle = await open(target, READ_FLAGS).catch((error: unknown) => {
+    // ENXIO is what O_NONBLOCK gives for a socket (and a device without a driver): not a file either.
+    throw (error as NodeJS.ErrnoException).code === "ENXIO" ? new Error(NOT_REGULAR_FILE) : error;
+  });
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw new Error(NOT_REGULAR_FILE);
-    return await readTruncated(fileChunks(handle, stats.size));
+    return await readTruncated(fileChunks(handle, stats.size), signal);
   } finally {
     await handle.close();
   }

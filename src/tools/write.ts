@@ -4,30 +4,34 @@
  * Promises: input without string `path` and `content` is refused with the chapter's message (an empty
  * `content` is valid and writes an empty file); the path is checked as `creating` before anything is
  * created; missing parent directories are then created and the file written at exactly the checked path.
- * Only a regular file is written: an existing FIFO, device or socket answers `not a regular file`
- * without blocking and without being written to (an existing file is truncated only once it is known
- * to be a regular file).
- * A write that fails before its bytes go out leaves the workspace as it was: the directories it
- * created for the file are removed again (only those, and only while empty).
- * Does not promise: atomicity (a failure while the bytes are written, such as a full disk, leaves
- * the file truncated or partly written, and a new file in place),
- * protection against a swap between check and write (TOCTOU), or against a hardlink that names an
- * outside file (writing through it changes the outside file).
+ * Only a regular file is replaced: an existing directory answers EISDIR, and so does a path that
+ * names a directory by its last step (`newdir/`, `dir/.`); an existing FIFO, device or socket answers
+ * `not a regular file`, and none is ever opened.
+ * Writes cannot tear. The content goes to a new temporary file in the destination's directory, which
+ * then replaces the destination by `rename`: a reader, and a concurrent writer, sees the old file or
+ * the whole new one, never a mix, and a write that fails halfway (disk full, file size limit) or is
+ * aborted leaves the old file as it was, no temporary file, and none of the directories it created
+ * (only those, and only while empty). A replaced file keeps its mode (not its owner: the new one
+ * belongs to this process's user). A symlink at the leaf is followed: the file it leads to is
+ * replaced and the link stays. The caller's signal is honoured up to the rename.
+ * What rename changes: a file with other hard links is replaced by a new file under this name only;
+ * the other names keep the old content. So writing through a hardlink to an outside file no longer
+ * changes that file (it did when the file was written in place). A crash of the whole process between
+ * creating the temporary file and the rename leaves that file (`.write-<random>`) behind.
+ * Errors name paths relative to the workspace.
+ * Does not promise: durability across a power loss (nothing is fsync'd), protection against a swap
+ * between check and write (TOCTOU).
  */
-import { constants, mkdir, open, rmdir } from "node:fs/promises";
-import { dirname } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
+import { constants, lstat, mkdir, open, realpath, rename, rmdir, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { failure } from "../gates/failure.js";
-import { stringField } from "../gates/fields.js";
+import { callerSignal, stringField } from "../gates/fields.js";
 import { type ToolSpec, schema } from "../gates/schema.js";
 import type { Tool } from "../gates/tool.js";
-import { type Boundary, nearestExistingAncestor } from "../gates/workspace-path.js";
-import { INVALID_WRITE_INPUT, NOT_REGULAR_FILE } from "../gates/messages.js";
-
-
-// No O_TRUNC: a file is emptied only after fstat says it is a regular one. O_NONBLOCK makes open() of
-// a FIFO fail at once (ENXIO when no reader) instead of waiting for a reader; it does not exist on
-// Windows, which has no FIFOs. On a regular file it changes nothing.
-const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0);
+import { type Boundary, type CheckedPath, inWorkspaceTerms, nearestExistingAncestor } from "../gates/workspace-path.js";
+import { INVALID_WRITE_INPUT, NOT_REGULAR_FILE, NOT_UTF8_NAME, WRITE_ABORTED } from "../gates/messages.js";
 
 export const WRITE_SPEC: ToolSpec = {
   name: "write",
@@ -45,32 +49,84 @@ export function wroteMessage(content: string, path: string): string {
 }
 
 export function writeTool(boundary: Boundary): Tool {
-  return writeToolWith(async (path, content) => {
-    const target = await boundary(path, true);
-    const created = await createParents(target);
+  return writeToolWith(async (path, content, signal) => {
     try {
-      await writeRegularFile(target, content);
+      await replaceFile(await checkedForWrite(boundary, path), content, signal);
     } catch (error) {
-      await removeEmptyDirectories(created);
-      throw error;
+      throw boundary.root === undefined ? error : inWorkspaceTerms(error, boundary.root);
     }
   });
 }
 
+/** What the boundary found out, asked again only of a hand-made boundary (a fork's) that does not say. */
+async function checkedForWrite(boundary: Boundary, candidate: string): Promise<CheckedPath & { candidate: string }> {
+  if (boundary.creating !== undefined) return { ...(await boundary.creating(candidate)), candidate };
+  const path = await boundary(candidate, true);
+  return { path, existing: await nearestExistingAncestor(path), candidate };
+}
+
+async function replaceFile(checked: CheckedPath & { candidate: string }, content: string, signal: AbortSignal | undefined): Promise<void> {
+  const { path, existing, candidate } = checked;
+  // Stryker disable next-line StringLiteral: "." and ".." as last steps resolve to an existing directory, which the check below refuses the same way
+  if (["", ".", ".."].includes(candidate.slice(candidate.lastIndexOf("/") + 1))) throw isDirectory(path);
+  const leaf = existing === path ? await landingPlace(path) : undefined;
+  const created = leaf === undefined ? await createParents(path, existing) : [];
+  try {
+    await replaceWith(leaf?.destination ?? path, content, leaf?.stats.mode, signal);
+  } catch (error) {
+    await removeEmptyDirectories(created);
+    throw error;
+  }
+}
+
+/**
+ * Where an existing leaf is written, as `open(path, O_CREAT)` would reach it: the path itself, or the
+ * file a symlink there leads to (the link stays). Refuses what is not a regular file. A dangling link
+ * (which the chapter's check refuses, a fork's may not) leads where the kernel would create its target.
+ */
+async function landingPlace(path: string): Promise<{ destination: string; stats: Stats }> {
+  const linkStats = await lstat(path);
+  const stats = linkStats.isSymbolicLink() ? await stat(path).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    await (await open(path, constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0))).close();
+    return stat(path);
+  }) : linkStats;
+  if (stats.isDirectory()) throw isDirectory(path);
+  if (!stats.isFile()) throw new Error(NOT_REGULAR_FILE);
+  return { destination: linkStats.isSymbolicLink() ? await exactRealpath(path) : path, stats };
+}
+
+/** realpath, refusing a name that would not be spelled back to the same bytes (another file). */
+async function exactRealpath(path: string): Promise<string> {
+  const real = await realpath(path, { encoding: "buffer" });
+  const text = real.toString();
+  if (!Buffer.from(text).equals(real)) throw new Error(NOT_UTF8_NAME);
+  return text;
+}
+
+/** What the kernel answers for a file operation on a directory, for the path the model asked for. */
+function isDirectory(path: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`EISDIR: illegal operation on a directory, open '${path}'`), { code: "EISDIR", syscall: "open", path });
+}
+
 /**
  * The write tool around a way to put content at a path: the spec, the field check with the chapter's
- * message, the success message, and every failure as a `write:` result. The chapter's tool writes
- * through its boundary; the verified tools through a checked descriptor.
+ * message, the caller's signal (checked, and refused at once when it has already fired), the success
+ * message, and every failure as a `write:` result. `writeChecked` gets the signal and should not
+ * commit the content once it fires. The chapter's tool writes through its boundary; the verified tools
+ * through a checked descriptor.
  */
-export function writeToolWith(writeChecked: (path: string, content: string) => Promise<void>): Tool {
+export function writeToolWith(writeChecked: (path: string, content: string, signal: AbortSignal | undefined) => Promise<void>): Tool {
   return {
     spec: WRITE_SPEC,
-    async execute(input) {
+    async execute(input, signal) {
       const path = stringField(input, "path");
       const content = stringField(input, "content");
       if (path === undefined || content === undefined) return { content: INVALID_WRITE_INPUT, isError: true };
       try {
-        await writeChecked(path, content);
+        const caller = callerSignal(signal);
+        if (caller?.aborted === true) throw new Error(WRITE_ABORTED);
+        await writeChecked(path, content, caller);
         return { content: wroteMessage(content, path) };
       } catch (error) {
         return failure(error, "write");
@@ -80,16 +136,16 @@ export function writeToolWith(writeChecked: (path: string, content: string) => P
 }
 
 /**
- * `mkdir -p` of the target's directory, answering the directories that were missing before it
- * (deepest first) so that a failed write can take them back. If mkdir itself fails halfway, what it
- * made is taken back at once.
+ * `mkdir -p` of the target's directory, given its nearest existing ancestor (found by the check, so
+ * not walked again), answering the directories that were missing (deepest first) so that a failed
+ * write can take them back. If mkdir itself fails halfway, what it made is taken back at once.
  */
-async function createParents(target: string): Promise<string[]> {
+async function createParents(target: string, existing: string): Promise<string[]> {
   const directory = dirname(target);
-  const existing = await nearestExistingAncestor(directory);
   // Stryker disable next-line ArrayDeclaration: a made-up first entry is a relative name, which rmdir resolves in the process's cwd, where no empty directory of that name exists
   const missing: string[] = [];
   for (let path = directory; path !== existing; path = dirname(path)) missing.push(path);
+  if (missing.length === 0) return missing;
   try {
     await mkdir(directory, { recursive: true });
   } catch (error) {
@@ -110,16 +166,36 @@ async function removeEmptyDirectories(deepestFirst: readonly string[]): Promise<
   for (const path of deepestFirst) await rmdir(path).catch(() => undefined);
 }
 
-async function writeRegularFile(target: string, content: string): Promise<void> {
-  const handle = await open(target, WRITE_FLAGS).catch((error: unknown) => {
-    // ENXIO is what O_NONBLOCK gives for a FIFO without a reader, a socket or a device without a driver.
-    throw (error as NodeJS.ErrnoException).code === "ENXIO" ? new Error(NOT_REGULAR_FILE) : error;
-  });
+/**
+ * The content into a new temporary file beside `destination` (created exclusively, so a link planted
+ * at that name is never followed), given `mode` when it replaces a file, then renamed over
+ * `destination` unless the signal fired first. On any failure the temporary file is removed.
+ */
+async function replaceWith(destination: string, content: string, mode: number | undefined, signal: AbortSignal | undefined): Promise<void> {
+  const temporary = join(dirname(destination), `.write-${randomBytes(8).toString("hex")}`);
+  const handle = await open(temporary, "wx");
   try {
-    if (!(await handle.stat()).isFile()) throw new Error(NOT_REGULAR_FILE);
-    await handle.truncate(0);
-    await handle.writeFile(content);
-  } finally {
-    await handle.close();
+    try {
+      // chmod, not open's mode: the umask would clear bits the replaced file had.
+      if (mode !== undefined) await handle.chmod(mode & 0o7777);
+      await handle.writeFile(content);
+    } finally {
+      await handle.close();
+    }
+    if (signal?.aborted === true) throw new Error(WRITE_ABORTED);
+    await rename(temporary, destination);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw aboutDestination(error, temporary, destination);
   }
+}
+
+/**
+ * An error about the temporary file (its open, or its rename: `rename '<temporary>' -> '<dest>'`),
+ * retold about the destination, the file the model asked for; other errors as they are.
+ */
+function aboutDestination(error: unknown, temporary: string, destination: string): unknown {
+  if (!(error instanceof Error) || (error as NodeJS.ErrnoException).path !== temporary) return error;
+  const message = error.message.replace(`'${temporary}' -> '${destination}'`, `'${destination}'`).replace(`'${temporary}'`, `'${destination}'`);
+  return Object.assign(new Error(message), { ...error, path: destination, dest: undefined });
 }

@@ -11,7 +11,8 @@ import { randomBytes } from "node:crypto";
 import { type FileHandle, lstat, mkdir, open, readlink, rename, rmdir, unlink } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { isInside } from "../gates/is-inside.js";
-import { ESCAPE_MESSAGE, NOT_REGULAR_FILE } from "../gates/messages.js";
+import { pinnedRoot } from "../gates/workspace-path.js";
+import { ESCAPE_MESSAGE, NOT_REGULAR_FILE, WRITE_ABORTED } from "../gates/messages.js";
 
 // Node 20's fs.constants has no O_PATH. 0o10000000 is Linux's value on every architecture Node runs
 // on there (asm-generic; only alpha, parisc and sparc differ), and these tools run only on Linux.
@@ -87,14 +88,15 @@ const closeOnCollect = new FinalizationRegistry<number>((fd) => {
 });
 
 /**
- * Opens `root` (following the symlinks in that caller-given path once) as a directory, synchronously,
- * so construction fails at once when it is not one. From then on re-pointing or replacing the path
+ * Opens the root's real path as the chapter's tools pin it (`pinnedRoot`: the symlinks in the
+ * caller-given path followed once; missing, not a directory, or not valid UTF-8 throws, naming the
+ * root), synchronously, so construction fails at once. From then on re-pointing or replacing the path
  * `root` does not move the workspace. Does not promise that the directory stays where it was (a
  * rename moves it, and `currentPath()` follows), or a deterministic close: the descriptor is closed
  * when the last tool holding the pin is garbage-collected.
  */
 export function pinRoot(root: string): PinnedRoot {
-  const fd = openSync(root, O_PATH | O_DIRECTORY);
+  const fd = openSync(pinnedRoot(root), O_PATH | O_DIRECTORY | O_NOFOLLOW);
   const pinned: PinnedRoot = { fd, currentPath: () => openedPath(fd) };
   closeOnCollect.register(pinned, fd);
   return pinned;
@@ -106,7 +108,7 @@ export function pinRoot(root: string): PinnedRoot {
 interface Entry {
   /** `/proc/self/fd/<dirfd>/<name>`: what the syscalls are given. */
   proc: string;
-  /** The path a person would write, for error messages. */
+  /** The path relative to the root, as the model would write it, for error messages (`.` for the root). */
   logical: string;
 }
 
@@ -130,7 +132,7 @@ class Walk {
   ) {}
 
   logical(name: string): string {
-    return join(this.rootReal, ...this.held.map((directory) => directory.name), name);
+    return join(...this.held.map((directory) => directory.name), name);
   }
 
   private here(): number {
@@ -179,6 +181,13 @@ class Walk {
 export interface HardlinkPolicy {
   /** Accept files with more than one hard link (off by default: another link may be outside). */
   allowHardlinks: boolean;
+}
+
+export interface ReplaceSettings extends HardlinkPolicy {
+  /** The path asked for ends in `/`, `.` or `..`: it names a directory, which a write answers EISDIR. */
+  namesDirectory: boolean;
+  /** Once it fires, nothing is renamed into place. */
+  signal: AbortSignal | undefined;
 }
 
 export function hardlinkRefusal(links: number): string {
@@ -238,7 +247,9 @@ function identityOf(stats: Stats): string {
  *   (`.write-<random>`, `O_CREAT|O_EXCL`) in the file's own directory, gives it the replaced file's
  *   mode, and renames it over the file: a reader or a concurrent writer sees the old file or the whole
  *   new one, never a mix. A symlink at the leaf is followed (the file it leads to inside is replaced,
- *   the link stays); a file with other hard links is replaced under this name only.
+ *   the link stays); a file with other hard links is replaced under this name only. A path that names
+ *   a directory by its last step (`new/`, `file/`) answers the kernel's EISDIR and creates nothing;
+ *   once `signal` fires, nothing is renamed into place and the call fails `aborted`.
  * - When the call fails, whatever it created (directories, the temporary file) is removed again,
  *   deepest first, each through the descriptor of the directory that holds it and only while its name
  *   still denotes the object this call made and, for a directory, only while it is empty. A refused or
@@ -257,8 +268,8 @@ export async function openBeneath(root: PinnedRoot, rootReal: string, relativePa
 }
 
 /** See `openBeneath`. */
-export async function replaceBeneath(root: PinnedRoot, rootReal: string, relativePath: string, content: string, policy: HardlinkPolicy): Promise<void> {
-  return walkBeneath(root, rootReal, relativePath, "write", (walk, name, created) => replaceLeaf(walk, name, content, policy, created));
+export async function replaceBeneath(root: PinnedRoot, rootReal: string, relativePath: string, content: string, settings: ReplaceSettings): Promise<void> {
+  return walkBeneath(root, rootReal, relativePath, "write", (walk, name, created) => replaceLeaf(walk, name, content, settings, created));
 }
 
 type OpenIntent = "read" | "write";
@@ -303,11 +314,16 @@ async function walkBeneath<T>(
 async function directoryRefusal(walk: Walk, intent: OpenIntent): Promise<unknown> {
   if (intent === "read") return new Error(NOT_REGULAR_FILE);
   const { proc, logical } = walk.current();
+  return isDirectoryRefusal(proc, logical);
+}
+
+/** The kernel's EISDIR for creating `proc` with a trailing slash, whatever is there, with `logical` for its name. */
+async function isDirectoryRefusal(proc: string, logical: string): Promise<unknown> {
   try {
-    // No kernel opens a directory for writing: this always throws, EISDIR.
-    await (await open(proc, O_WRONLY | O_DIRECTORY)).close();
+    // A name ending in a slash is never created or opened for writing: this always throws EISDIR.
+    await (await open(`${proc}/`, O_WRONLY | O_CREAT | O_NOFOLLOW, NEW_FILE_MODE)).close();
   } catch (error) {
-    return reword(error, proc, logical);
+    return reword(error, `${proc}/`, logical);
   }
   return new Error(NOT_REGULAR_FILE);
 }
@@ -374,15 +390,16 @@ async function leafFailure(entry: Entry, error: unknown): Promise<Step<never>> {
   throw reword(error, entry.proc, entry.logical);
 }
 
-async function replaceLeaf(walk: Walk, name: string, content: string, policy: HardlinkPolicy, created: Creation[]): Promise<Step<undefined>> {
+async function replaceLeaf(walk: Walk, name: string, content: string, settings: ReplaceSettings, created: Creation[]): Promise<Step<undefined>> {
   const entry = walk.entry(name);
+  if (settings.namesDirectory) throw await isDirectoryRefusal(entry.proc, entry.logical);
   let mode: number | undefined;
   try {
     // Opened for writing, though never written through: the kernel's answer tells a file from a
     // symlink (ELOOP), a directory (EISDIR), a FIFO or socket (ENXIO) and a missing name (ENOENT).
     const existing = await open(entry.proc, REPLACE_CHECK_FLAGS);
     try {
-      mode = (await verifyFile(existing, walk.rootReal, policy)).mode;
+      mode = (await verifyFile(existing, walk.rootReal, settings)).mode;
     } finally {
       await existing.close();
     }
@@ -401,6 +418,7 @@ async function replaceLeaf(walk: Walk, name: string, content: string, policy: Ha
   } finally {
     await handle.close();
   }
+  if (settings.signal?.aborted === true) throw new Error(WRITE_ABORTED);
   await rename(temporary.proc, entry.proc).catch((error: unknown) => {
     throw reword(reword(error, temporary.proc, temporary.logical), entry.proc, entry.logical);
   });

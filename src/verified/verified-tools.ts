@@ -22,7 +22,8 @@ export interface VerifiedWorkspaceToolsOptions extends WorkspaceToolsOptions {
 
 /**
  * Promises: the same contract as `createWorkspaceTools` (`[read, write, bash]`, same specs, input
- * errors, truncation, bash limits and the answers of the bad-input table; `execute` never rejects),
+ * errors, truncation, the read time bound (`readTimeoutMs`) and the caller's signal, bash limits and
+ * the answers of the bad-input table; `execute` never rejects),
  * except for the differences SECURITY.md lists ("The verified tools beside the chapter's"), each
  * pinned by a test. At construction it checks that `/proc/self/fd` is procfs and pins the root by
  * descriptor, synchronously. Every path then passes the chapter's check against the pinned root's
@@ -54,18 +55,20 @@ export function createVerifiedWorkspaceTools(root: string, options: VerifiedWork
   const pinned = pinRoot(root);
   const settings = { allowHardlinks: options.allowHardlinks === true, fsApi: options.fsApi };
   return [
-    readToolWith(async (path) => {
+    readToolWith(async (path, stop) => {
       const { rootReal, relativePath } = await checkedFirst(pinned, path, false, settings.fsApi);
       const handle = await openBeneath(pinned, rootReal, relativePath, settings);
       try {
-        return await readTruncated(fileChunks(handle, (await handle.stat()).size));
+        return await readTruncated(fileChunks(handle, (await handle.stat()).size), stop);
       } finally {
         await handle.close();
       }
-    }),
-    writeToolWith(async (path, content) => {
+    }, options.readTimeoutMs),
+    writeToolWith(async (path, content, signal) => {
       const { rootReal, relativePath } = await checkedFirst(pinned, path, true, settings.fsApi);
-      await replaceBeneath(pinned, rootReal, relativePath, content, settings);
+      // A last step "", "." or ".." asks for a directory; the check's path.resolve has dropped it.
+      const namesDirectory = ["", ".", ".."].includes(path.slice(path.lastIndexOf("/") + 1));
+      await replaceBeneath(pinned, rootReal, relativePath, content, { ...settings, namesDirectory, signal });
     }),
     // The kernel resolves the magic link to the pinned directory itself when the child changes into it.
     bashTool(async () => descriptorLink(pinned.fd), limits),

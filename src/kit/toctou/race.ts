@@ -7,7 +7,8 @@
  * use while the racer flips race/ between a real directory and a symlink to outside/dir.
  *
  * Promises: an attempt counts as an escape only on evidence, never on the tool's own answer: for
- * write, outside/dir/escape-<n>.txt exists with exactly that attempt's bytes; for read, the returned
+ * write, outside/dir/escape-<n>.txt, or a file under another name there (a write's temporary file left
+ * where the race put it), exists with exactly that attempt's bytes; for read, the returned
  * content holds the canary SECRET, which exists only outside the workspace. Every other attempt is
  * counted once as succeeded, refused (`path escapes workspace`) or another error (mostly ENOENT: the
  * call met the instant between two renames). Side effects are counted apart from escapes: once the
@@ -20,7 +21,7 @@
  * Does not promise: any escape. It is a race; zero escapes in a budget says nothing about the next one.
  * Side effects are looked for once, at the end: one that was undone before then is not seen.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { SECRET, type Sandbox, displayPath } from "../sandbox/sandbox.js";
 import { TARGET_FILE, prepareArena } from "./arena.js";
@@ -91,6 +92,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   narrate(`  budget: ${budget.attempts} attempts or ${budget.seconds} s, whichever ends first`);
 
   const tallies = { write: emptyTally(), read: emptyTally() };
+  const examined = new Set<string>();
   let first: RaceReport["total"]["firstEscape"] = null;
   let attempts = 0;
   let racerStats: RacerStats;
@@ -118,7 +120,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       const tool = attempts % 2 === 1 ? "write" : "read";
       const tally = tallies[tool];
       tally.attempts += 1;
-      const { result, escape } = tool === "write" ? await attemptWrite(tools, arena.outsideTarget, attempts) : await attemptRead(tools);
+      const { result, escape } = tool === "write" ? await attemptWrite(tools, arena.outsideTarget, attempts, examined) : await attemptRead(tools);
       if (escape === undefined) {
         countOutcome(tally, result);
         continue;
@@ -177,16 +179,26 @@ interface Attempt {
   escape: string | undefined;
 }
 
-/** Writes a payload unique to this attempt; the evidence is that payload found outside. */
-async function attemptWrite(tools: AttackedTools, outsideTarget: string, attempt: number): Promise<Attempt> {
+/**
+ * Writes a payload unique to this attempt; the evidence is that payload found outside, under its name
+ * or under a name not `examined` before (each other file there is read once: what a later attempt
+ * leaves is new).
+ */
+async function attemptWrite(tools: AttackedTools, outsideTarget: string, attempt: number, examined: Set<string>): Promise<Attempt> {
   const name = `escape-${attempt}.txt`;
   const payload = `attempt ${attempt}: meant for ws/${CONTESTED}/${name}\n`;
   const result = await tools.write.execute({ path: `${CONTESTED}/${name}`, content: payload });
-  const landed = await readFile(join(outsideTarget, name), "utf8").catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return undefined;
-    throw error;
-  });
-  return { result, escape: landed === payload ? `outside/dir/${name} holds its ${Buffer.byteLength(payload)} bytes` : undefined };
+  const others = (await readdir(outsideTarget)).filter((entry) => entry !== name && !examined.has(entry));
+  for (const candidate of [name, ...others]) {
+    examined.add(candidate);
+    const landed = await readFile(join(outsideTarget, candidate), "utf8").catch((error: NodeJS.ErrnoException) => {
+      // ENOENT: not written there; EISDIR: the racer's directories are not payloads.
+      if (error.code === "ENOENT" || error.code === "EISDIR") return undefined;
+      throw error;
+    });
+    if (landed === payload) return { result, escape: `outside/dir/${candidate} holds its ${Buffer.byteLength(payload)} bytes` };
+  }
+  return { result, escape: undefined };
 }
 
 /** Reads the contested file; the evidence is the outside canary's content in the answer. */
