@@ -157,6 +157,26 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
     expect(await readFile(join(box.root, "leaf.txt"), "utf8")).toBe("old");
   });
 
+  it("renames nothing into place when the signal fires while the content is written, and takes back what it made", async () => {
+    const controller = new AbortController();
+    moves.open = async (real, path, flags, mode) => {
+      const handle = await real(path, flags, mode);
+      if (!isTemporary(path, flags)) return handle;
+      const writeFully = handle.writeFile.bind(handle);
+      return Object.assign(handle, {
+        writeFile: async (data: string) => {
+          await writeFully(data);
+          controller.abort();
+        },
+      });
+    };
+    await expect(verifiedTools().write.execute({ path: "new/after-abort.txt", content: "x" }, controller.signal)).resolves.toEqual({
+      content: "write: aborted: the caller's AbortSignal fired; nothing was written",
+      isError: true,
+    });
+    expect(await readdir(box.root)).toEqual([]);
+  });
+
   it("answers a failure to create the temporary file, naming it, and leaves nothing", async () => {
     moves.open = async (real, path, flags, mode) => {
       if (isTemporary(path, flags)) throw failed("EACCES", "permission denied", path);
