@@ -108,6 +108,16 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
   const isReplaceCheck = (path: string, flags: number) => path.endsWith("/leaf.txt") && (flags & O_WRONLY) !== 0 && (flags & O_CREAT) === 0;
   const isTemporary = (path: string, flags: number) => /\/\.write-[0-9a-f]{16}$/.test(path) && (flags & O_CREAT) !== 0;
 
+  /** Replaces the temporary file's writeFile: `instead` gets the real one and the content. */
+  function onTemporaryWrite(instead: (writeFully: (data: string) => Promise<void>, data: string) => Promise<void>): void {
+    moves.open = async (real, path, flags, mode) => {
+      const handle = await real(path, flags, mode);
+      if (!isTemporary(path, flags)) return handle;
+      const writeFully = handle.writeFile.bind(handle);
+      return Object.assign(handle, { writeFile: (data: string) => instead(writeFully, data) });
+    };
+  }
+
   it("replaces whole a file that appeared after the walk found its name free", async () => {
     await writeFile(join(box.root, "leaf.txt"), "old, and longer than the new content");
     moves.open = async (real, path, flags, mode) => {
@@ -138,17 +148,10 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
 
   it("leaves the old file as it was, and no temporary file, when writing the new content fails halfway", async () => {
     await writeFile(join(box.root, "leaf.txt"), "old");
-    moves.open = async (real, path, flags, mode) => {
-      const handle = await real(path, flags, mode);
-      if (!isTemporary(path, flags)) return handle;
-      const writeFully = handle.writeFile.bind(handle);
-      return Object.assign(handle, {
-        writeFile: async (data: string) => {
-          await writeFully(data.slice(0, 2));
-          throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", syscall: "write" });
-        },
-      });
-    };
+    onTemporaryWrite(async (writeFully, data) => {
+      await writeFully(data.slice(0, 2));
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", syscall: "write" });
+    });
     await expect(verifiedTools().write.execute({ path: "leaf.txt", content: "new content" })).resolves.toEqual({
       content: "write: ENOSPC: no space left on device, write",
       isError: true,
@@ -159,17 +162,10 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
 
   it("renames nothing into place when the signal fires while the content is written, and takes back what it made", async () => {
     const controller = new AbortController();
-    moves.open = async (real, path, flags, mode) => {
-      const handle = await real(path, flags, mode);
-      if (!isTemporary(path, flags)) return handle;
-      const writeFully = handle.writeFile.bind(handle);
-      return Object.assign(handle, {
-        writeFile: async (data: string) => {
-          await writeFully(data);
-          controller.abort();
-        },
-      });
-    };
+    onTemporaryWrite(async (writeFully, data) => {
+      await writeFully(data);
+      controller.abort();
+    });
     await expect(verifiedTools().write.execute({ path: "new/after-abort.txt", content: "x" }, controller.signal)).resolves.toEqual({
       content: "write: aborted: the caller's AbortSignal fired; nothing was written",
       isError: true,
