@@ -6,7 +6,7 @@ export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/worksp
 export { createVerifiedWorkspaceTools, unverifiedNotice, type VerifiedWorkspaceToolsOptions } from "./verified/verified-tools.js";
 export { procfsProblem, PROC_SUPER_MAGIC } from "./verified/procfs.js";
 export { MAX_SYMLINKS, hardlinkRefusal } from "./verified/open-beneath.js";
-export { readTool } from "./tools/read.js";
+export { readTool, DEFAULT_READ_TIMEOUT_MS } from "./tools/read.js";
 export { writeTool } from "./tools/write.js";
 export { bashTool, bashLimits, DEFAULT_BASH_LIMITS, type BashLimits } from "./tools/bash.js";
 export {
@@ -17,6 +17,11 @@ export {
   NUL_MESSAGE,
   NOT_REGULAR_FILE,
   BASH_NEEDS_POLICY,
+  INVALID_SIGNAL,
+  READ_ABORTED,
+  readTimedOut,
+  WRITE_ABORTED,
+  NOT_UTF8_NAME,
 } from "./gates/messages.js";
 export { schema, type ToolSpec, type ObjectSchema, type JsonSchemaProperty } from "./gates/schema.js";
 export { asObject, stringField } from "./gates/fields.js";
@@ -24,7 +29,9 @@ export {
   workspacePath,
   workspaceBoundary,
   nearestExistingAncestor,
+  inWorkspaceTerms,
   type Boundary,
+  type CheckedPath,
   type FsApi,
 } from "./gates/workspace-path.js";
 export { isInside, type PathApi } from "./gates/is-inside.js";

@@ -85,6 +85,21 @@ describeNeeding(POSIX_SHELL, "bash", () => {
     expect(result.content).toMatch(/^bash: maxBuffer exceeded: stdout passed 1024 bytes; the command was killed\n/);
   });
 
+  it("keeps exactly maxBuffer bytes of the stream that passed it", async () => {
+    const wide = createWorkspaceTools(box.root, { bash: { timeoutMs: 5_000, maxBuffer: 1024, maxOutputChars: 10_000 } })[2] as Tool;
+    const result = await wide.execute({ command: "head -c 5000 /dev/zero | tr '\\0' a; exec sleep 5" });
+    expect(result).toEqual({ content: `bash: maxBuffer exceeded: stdout passed 1024 bytes; the command was killed\n${"a".repeat(1024)}`, isError: true });
+  });
+
+  it("answers the abort when the shell exited 0 and a background process held its output", async () => {
+    const controller = new AbortController();
+    // The background job marks `started` only once the shell ($$) is gone.
+    const pending = bash.execute({ command: "(while kill -0 $$ 2>/dev/null; do sleep 0.01; done; : > started; exec sleep 5) & echo waiting" }, controller.signal);
+    await until(() => access(join(box.root, "started")).then(() => true, () => false));
+    controller.abort();
+    await expect(pending).resolves.toEqual({ content: "bash: aborted: the command was killed by the caller's AbortSignal\nwaiting\n", isError: true });
+  });
+
   it("stops a command when the caller aborts", async () => {
     const controller = new AbortController();
     const pending = bash.execute({ command: ": > started; exec sleep 5" }, controller.signal);

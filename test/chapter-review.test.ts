@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { execFileSync } from "node:child_process";
 import { basename, dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
 import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
@@ -32,6 +33,19 @@ const CHAPTER = TOOL_SETS.get("chapter") as ToolSet;
 function toolsAt(root: string, options: WorkspaceToolsOptions = {}, toolSet: ToolSet = CHAPTER): { read: Tool; write: Tool; bash: Tool } {
   const [read, write, bash] = toolSet.create(root, { bash: { timeoutMs: 3_000 }, ...options }) as [Tool, Tool, Tool];
   return { read, write, bash };
+}
+
+const TOOLS_MODULE = join(process.cwd(), "src/tools/workspace-tools.ts");
+const TOOL_SETS_MODULE = join(process.cwd(), "src/kit/sandbox/tool-sets.ts");
+/** tsx's loader by its path, so the child finds it from any working directory. */
+const TSX_LOADER = pathToFileURL(join(process.cwd(), "node_modules/tsx/dist/loader.mjs")).href;
+
+/** Runs an ES module script in a child Node (with tsx), under `limits` set by the shell; answers its stdout. */
+function inChild(script: string, { cwd, limits = "" }: { cwd?: string; limits?: string }): string {
+  return execFileSync("sh", ["-c", `${limits} exec "$0" --import "$1" --input-type=module -e "$2"`, process.execPath, TSX_LOADER, script], {
+    encoding: "utf8",
+    ...(cwd === undefined ? {} : { cwd }),
+  });
 }
 
 /** A promise that must settle before `ms`: a hang fails the test instead of stalling it. */
@@ -70,17 +84,15 @@ describe("finding 1: the root is pinned when the tools are created", () => {
   });
 
   it("resolves a relative root against the working directory at creation, not at the first call", async () => {
-    const before = process.cwd();
     await writeFile(join(box.root, "here.txt"), "inside");
-    process.chdir(dirname(box.root));
-    let read: Tool;
-    try {
-      read = toolsAt(basename(box.root)).read;
-      process.chdir(box.outside);
-    } finally {
-      process.chdir(before);
-    }
-    await expect(read.execute({ path: "here.txt" })).resolves.toEqual({ content: "inside" });
+    // In a child: the test runner's workers cannot change their working directory.
+    const script = [
+      `import { createWorkspaceTools } from ${JSON.stringify(TOOLS_MODULE)};`,
+      `const [read] = createWorkspaceTools(${JSON.stringify(basename(box.root))});`,
+      `process.chdir(${JSON.stringify(box.outside)});`,
+      `console.log(JSON.stringify(await read.execute({ path: "here.txt" })));`,
+    ].join("\n");
+    expect(JSON.parse(inChild(script, { cwd: dirname(box.root) }))).toEqual({ content: "inside" });
   });
 
   it("throws at creation when the root is missing or not a directory, naming the root", async () => {
@@ -198,6 +210,12 @@ describeEachToolSet("finding 4: what the model may learn about the outside", (to
       { numRuns: 80 },
     );
     await rm(join(box.root, "x"), { recursive: true, force: true });
+  });
+
+  it("answers README's `read ../etc/passwd` as an escape, whatever lies beside the root", async () => {
+    const { read } = toolsAt(box.root, {}, toolSet);
+    for (const path of ["../etc/passwd", "../../../../../../../../etc/passwd", "/etc/passwd", "/no/such/file"])
+      await expect(read.execute({ path })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
   });
 
   it("answers ENOENT for a missing file with the path as the model wrote it, resolved in the workspace", async () => {
@@ -338,14 +356,11 @@ describeEachToolSet("finding 8: writes cannot tear", (toolSet) => {
     await writeFile(join(box.root, "kept.txt"), "old content");
     // A child with a 64 KiB file size limit (and SIGXFSZ ignored, so the write fails with EFBIG).
     const script = [
-      `import { TOOL_SETS } from ${JSON.stringify(join(process.cwd(), "src/kit/sandbox/tool-sets.ts"))};`,
+      `import { TOOL_SETS } from ${JSON.stringify(TOOL_SETS_MODULE)};`,
       `const [, write] = TOOL_SETS.get(${JSON.stringify(toolSet.name)}).create(${JSON.stringify(box.root)});`,
       `for (const path of ["kept.txt", "fresh/new.txt"]) console.log(JSON.stringify(await write.execute({ path, content: "x".repeat(1 << 20) })));`,
     ].join("\n");
-    const out = execFileSync("sh", ["-c", `trap '' XFSZ; ulimit -f 64; exec "$0" --import tsx --input-type=module -e "$1"`, process.execPath, script], {
-      encoding: "utf8",
-    });
-    const answers = out.trim().split("\n").map((line) => JSON.parse(line) as ToolResult);
+    const answers = inChild(script, { limits: "trap '' XFSZ; ulimit -f 64;" }).trim().split("\n").map((line) => JSON.parse(line) as ToolResult);
     expect(answers).toEqual([
       { content: expect.stringMatching(/^write: EFBIG: file too large, write$/), isError: true },
       { content: expect.stringMatching(/^write: EFBIG: file too large, write$/), isError: true },
@@ -382,9 +397,13 @@ describeEachToolSet("finding 10: nits", (toolSet) => {
     }
   });
 
-  it("write of newdir/ (trailing slash) creates neither a file nor a directory", async () => {
-    await expect(toolsAt(box.root, {}, toolSet).write.execute({ path: "newdir/", content: "x" })).resolves.toEqual({
-      content: "write: EISDIR: illegal operation on a directory, open 'newdir'",
+  it.each([
+    ["newdir/", "newdir"],
+    ["newdir/.", "newdir"],
+    ["missing/deeper/..", "missing"],
+  ])("write of %s (a directory by its last step) creates neither a file nor a directory", async (path, shown) => {
+    await expect(toolsAt(box.root, {}, toolSet).write.execute({ path, content: "x" })).resolves.toEqual({
+      content: `write: EISDIR: illegal operation on a directory, open '${shown}'`,
       isError: true,
     });
     await expect(readdir(box.root)).resolves.toEqual([]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { asObject, stringField } from "../src/gates/fields.js";
+import { asObject, callerSignal, stringField } from "../src/gates/fields.js";
+import { INVALID_SIGNAL } from "../src/gates/messages.js";
 import { schema } from "../src/gates/schema.js";
 
 describe("schema (gate 1)", () => {
@@ -65,3 +66,15 @@ function throwingGetter(): object {
     },
   });
 }
+
+describe("callerSignal: the signal a caller hands to execute", () => {
+  it("passes an absent signal and a real AbortSignal through", () => {
+    const signal = new AbortController().signal;
+    expect(callerSignal(undefined)).toBeUndefined();
+    expect(callerSignal(signal)).toBe(signal);
+  });
+
+  it.each([{ aborted: false }, null, "signal", 0])("refuses %j, which could never fire", (value) => {
+    expect(() => callerSignal(value)).toThrow(new TypeError(INVALID_SIGNAL));
+  });
+});

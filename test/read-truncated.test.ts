@@ -191,3 +191,24 @@ describe("fileChunks: reading through a file handle", () => {
     }
   });
 });
+
+describe("readTruncated with a signal", () => {
+  it("stops at the first chunk after the signal fires, with the signal's reason, and asks for no more", async () => {
+    const controller = new AbortController();
+    const reason = new Error("stop here");
+    let pulled = 0;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      for (;;) {
+        pulled += 1;
+        if (pulled === 3) controller.abort(reason);
+        yield Buffer.from("abc");
+      }
+    }
+    await expect(readTruncated(chunks(), controller.signal)).rejects.toBe(reason);
+    expect(pulled).toBe(3);
+  });
+
+  it("reads to the end while the signal has not fired", async () => {
+    await expect(readTruncated([Buffer.from("ab"), Buffer.from("c")], new AbortController().signal)).resolves.toBe("abc");
+  });
+});

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { lstat, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
@@ -7,6 +7,7 @@ import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
+import { writeTool } from "../src/tools/write.js";
 
 let box: Sandbox;
 let read: Tool;
@@ -81,5 +82,59 @@ describe("invalid input (gate 2) answers with the chapter's messages", () => {
       content: "invalid write input: path and content must be strings",
       isError: true,
     });
+  });
+});
+
+describe("write: the rename discipline in detail", () => {
+  it("stops before the rename when the signal fires during the write: no file, no temporary file, no directory", async () => {
+    const controller = new AbortController();
+    const answering = write.execute({ path: "new/dir/late.txt", content: "x" }, controller.signal);
+    controller.abort();
+    await expect(answering).resolves.toEqual({ content: "write: aborted: the caller's AbortSignal fired; nothing was written", isError: true });
+    await expect(readdir(box.root)).resolves.toEqual([]);
+  });
+
+  it("names the file asked for, not its temporary file, when the temporary file cannot be made", async () => {
+    // A boundary that claims the parent exists, so no directory is made and the open fails.
+    const boundary = Object.assign(async (candidate: string) => join(box.root, candidate), {
+      root: box.root,
+      creating: async (candidate: string) => ({ path: join(box.root, candidate), existing: join(box.root, "gone") }),
+    });
+    await expect(writeTool(boundary).execute({ path: "gone/x.txt", content: "x" })).resolves.toEqual({
+      content: "write: ENOENT: no such file or directory, open 'gone/x.txt'",
+      isError: true,
+    });
+  });
+
+  describe("behind a hand-made boundary (a fork's), which gives neither the root nor its findings", () => {
+    const handMade = () => async (candidate: string) => join(box.root, candidate);
+
+    it("creates the target of a dangling link at the leaf, where open(O_CREAT) would, and keeps the link", async () => {
+      await symlink("target.txt", join(box.root, "dangling"));
+      await expect(writeTool(handMade()).execute({ path: "dangling", content: "via link" })).resolves.toEqual({ content: "wrote 8 bytes to dangling" });
+      expect(await readFile(join(box.root, "target.txt"), "utf8")).toBe("via link");
+      expect((await lstat(join(box.root, "dangling"))).isSymbolicLink()).toBe(true);
+    });
+
+    it("answers a link loop at the leaf with ELOOP, and names host paths as Node does", async () => {
+      await symlink("loop", join(box.root, "loop"));
+      await expect(writeTool(handMade()).execute({ path: "loop", content: "x" })).resolves.toEqual({
+        content: `write: ELOOP: too many symbolic links encountered, stat '${join(box.root, "loop")}'`,
+        isError: true,
+      });
+    });
+
+    it("makes missing parent directories it finds by itself", async () => {
+      await expect(writeTool(handMade()).execute({ path: "a/b/c.txt", content: "x" })).resolves.toEqual({ content: "wrote 1 bytes to a/b/c.txt" });
+      expect(await readFile(join(box.root, "a/b/c.txt"), "utf8")).toBe("x");
+    });
+  });
+
+  it("replaces a file whose real path is not valid UTF-8 only through its exact name", async () => {
+    const raw = Buffer.concat([Buffer.from(`${box.root}/r`), Buffer.from([0xff])]);
+    await writeFile(raw, "old");
+    await symlink(raw, join(box.root, "link"));
+    await expect(write.execute({ path: "link", content: "new" })).resolves.toEqual({ content: "write: the file's real path is not valid UTF-8", isError: true });
+    expect(await readFile(raw, "utf8")).toBe("old");
   });
 });

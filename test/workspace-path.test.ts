@@ -1,10 +1,10 @@
-import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import { join, win32 } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import { isInside } from "../src/gates/is-inside.js";
-import { nearestExistingAncestor, workspacePath } from "../src/gates/workspace-path.js";
+import { type FsApi, inWorkspaceTerms, nearestExistingAncestor, workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
 
 let box: Sandbox;
 const sandbox = useSandbox();
@@ -109,5 +109,106 @@ describe("isInside", () => {
   it("compares case-sensitively under posix, but not under win32 (path.win32.relative ignores case)", () => {
     expect(isInside("/work", "/Work/x")).toBe(false);
     expect(isInside("c:\\work", "C:\\Work\\x", win32)).toBe(true);
+  });
+});
+
+describe("workspaceBoundary: what it answers besides the path", () => {
+  it("gives the pinned real root, and the nearest existing entry of a path to create", async () => {
+    await mkdir(join(box.root, "a"));
+    await writeFile(join(box.root, "a", "f.txt"), "x");
+    await symlink(box.root, join(box.root, "alias"));
+    const boundary = workspaceBoundary(join(box.root, "alias"));
+    expect(boundary.root).toBe(box.root);
+    await expect(boundary.creating?.("a/new/deeper.txt")).resolves.toEqual({ path: join(box.root, "a/new/deeper.txt"), existing: join(box.root, "a") });
+    await expect(boundary.creating?.("a/f.txt")).resolves.toEqual({ path: join(box.root, "a/f.txt"), existing: join(box.root, "a/f.txt") });
+  });
+});
+
+describe("the deepest resolvable ancestor decides a path that does not resolve", () => {
+  beforeEach(async () => {
+    await mkdir(join(box.root, "d1/d2/d3"), { recursive: true });
+    await writeFile(join(box.root, "d1/file"), "x");
+    await symlink(box.outside, join(box.root, "d1/d2/out"));
+  });
+
+  it.each([
+    ["d1/d2/out/missing/x", "path escapes workspace"],
+    ["d1/d2/out/secret.txt/x", "path escapes workspace"],
+    ["d1/d2/d3/missing/x/y", "ENOENT: no such file or directory, realpath 'd1/d2/d3/missing/x/y'"],
+    ["d1/file/x/y", "ENOTDIR: not a directory, realpath 'd1/file/x/y'"],
+    ["missing", "ENOENT: no such file or directory, realpath 'missing'"],
+  ])("%s: %s", async (candidate, message) => {
+    await expect(workspacePath(box.root, candidate, false)).rejects.toThrow(message);
+  });
+
+  it("finds it by bisection: a path 4 096 steps deep costs a dozen realpath calls, not thousands", async () => {
+    const calls: string[] = [];
+    const fsApi = {
+      lstat,
+      realpath: ((path: string, options?: unknown) => {
+        calls.push(path);
+        return realpath(path, options as undefined);
+      }) as FsApi["realpath"],
+    };
+    await expect(workspaceBoundary(box.root, fsApi)(`d1/d2/out/${"m/".repeat(4_095)}x`, false)).rejects.toThrow("path escapes workspace");
+    expect(calls.length).toBeLessThanOrEqual(14);
+  });
+});
+
+describe("real paths compared as bytes", () => {
+  it("asks a real path holding U+FFFD again as bytes, and only such a path", async () => {
+    await mkdir(join(box.root, "caf\uFFFD"));
+    await writeFile(join(box.root, "caf\uFFFD", "a.txt"), "x");
+    await writeFile(join(box.root, "plain.txt"), "x");
+    const calls: string[] = [];
+    const fsApi = {
+      lstat,
+      realpath: ((path: string, options?: { encoding?: string }) => {
+        calls.push(`${options?.encoding ?? "utf8"} ${path}`);
+        return realpath(path, options as undefined);
+      }) as FsApi["realpath"],
+    };
+    const boundary = workspaceBoundary(box.root, fsApi);
+    await expect(boundary("caf\uFFFD/a.txt", false)).resolves.toBe(join(box.root, "caf\uFFFD", "a.txt"));
+    await expect(boundary("plain.txt", false)).resolves.toBe(join(box.root, "plain.txt"));
+    expect(calls).toEqual([`utf8 ${join(box.root, "caf\uFFFD", "a.txt")}`, `buffer ${join(box.root, "caf\uFFFD", "a.txt")}`, `utf8 ${join(box.root, "plain.txt")}`]);
+  });
+
+  it("takes the string an injected fsApi answers even when bytes were asked for", async () => {
+    await mkdir(join(box.root, "caf\uFFFD"));
+    const fsApi = { lstat, realpath: ((path: string) => realpath(path)) as FsApi["realpath"] };
+    await expect(workspaceBoundary(box.root, fsApi)("caf\uFFFD", false)).resolves.toBe(join(box.root, "caf\uFFFD"));
+  });
+});
+
+describe("inWorkspaceTerms", () => {
+  const root = "/srv/ws";
+  const fsError = (message: string, fields: object) => Object.assign(new Error(message), { errno: -2, code: "ENOENT", syscall: "rename", ...fields });
+
+  it("names the path and the destination relative to the root, the root itself as '.', and keeps the rest", () => {
+    const error = fsError("ENOENT: no such file or directory, rename '/srv/ws/a/b' -> '/srv/ws'", { path: "/srv/ws/a/b", dest: "/srv/ws" });
+    const shown = inWorkspaceTerms(error, root) as NodeJS.ErrnoException & { dest: string };
+    expect(shown.message).toBe("ENOENT: no such file or directory, rename 'a/b' -> '.'");
+    expect({ path: shown.path, dest: shown.dest, code: shown.code, errno: shown.errno, syscall: shown.syscall }).toEqual({
+      path: "a/b",
+      dest: ".",
+      code: "ENOENT",
+      errno: -2,
+      syscall: "rename",
+    });
+  });
+
+  it("rewrites a message with a path and no destination", () => {
+    const shown = inWorkspaceTerms(fsError("ENOENT: no such file or directory, open '/srv/ws/x'", { path: "/srv/ws/x" }), root) as NodeJS.ErrnoException;
+    expect([shown.message, shown.path, "dest" in shown]).toEqual(["ENOENT: no such file or directory, open 'x'", "x", false]);
+  });
+
+  it.each([
+    ["an error already in workspace terms", fsError("ENOENT: no such file or directory, open 'x'", { path: "x" })],
+    ["an error without a path", new Error("path escapes workspace")],
+    ["a thrown string", "not an error"],
+    ["nothing", undefined],
+  ])("leaves %s as it is", (_label, error) => {
+    expect(inWorkspaceTerms(error, root)).toBe(error);
   });
 });

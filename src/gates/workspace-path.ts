@@ -84,10 +84,16 @@ export function pinnedRoot(root: string): string {
   } catch (error) {
     throw new Error(`workspace root ${JSON.stringify(root)}: ${(error as Error).message}`);
   }
-  const text = real.toString();
-  if (!Buffer.from(text).equals(real)) throw new Error(`workspace root ${JSON.stringify(root)}: its real path is not valid UTF-8`);
+  const text = exactUtf8(real);
+  if (text === undefined) throw new Error(`workspace root ${JSON.stringify(root)}: its real path is not valid UTF-8`);
   if (!statSync(text).isDirectory()) throw new Error(`workspace root ${JSON.stringify(root)} is not a directory`);
   return text;
+}
+
+/** The bytes as a string that Node spells back to the same bytes, or undefined when they are not valid UTF-8. */
+export function exactUtf8(bytes: Buffer): string | undefined {
+  const text = bytes.toString();
+  return Buffer.from(text).equals(bytes) ? text : undefined;
 }
 
 export async function workspacePath(

@@ -137,7 +137,9 @@ function runShell(shell: string, command: string, cwd: string, limits: BashLimit
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       if (ending.kind !== "exit" || ending.heldOpenUntil !== undefined) killGroup(child.pid);
+      // Stryker disable next-line all: frees this end of the pipes now; without it they close when the last process holding them exits, and nothing read after `ended` reaches the answer
       child.stdout.destroy();
+      // Stryker disable next-line all: as above, for stderr
       child.stderr.destroy();
       resolve({ ending, stdout: Buffer.concat(chunks.stdout).toString("utf8"), stderr: Buffer.concat(chunks.stderr).toString("utf8") });
     };

@@ -30,7 +30,7 @@ import { failure } from "../gates/failure.js";
 import { callerSignal, stringField } from "../gates/fields.js";
 import { type ToolSpec, schema } from "../gates/schema.js";
 import type { Tool } from "../gates/tool.js";
-import { type Boundary, type CheckedPath, inWorkspaceTerms, nearestExistingAncestor } from "../gates/workspace-path.js";
+import { type Boundary, type CheckedPath, exactUtf8, inWorkspaceTerms, nearestExistingAncestor } from "../gates/workspace-path.js";
 import { INVALID_WRITE_INPUT, NOT_REGULAR_FILE, NOT_UTF8_NAME, WRITE_ABORTED } from "../gates/messages.js";
 
 export const WRITE_SPEC: ToolSpec = {
@@ -67,7 +67,7 @@ async function checkedForWrite(boundary: Boundary, candidate: string): Promise<C
 
 async function replaceFile(checked: CheckedPath & { candidate: string }, content: string, signal: AbortSignal | undefined): Promise<void> {
   const { path, existing, candidate } = checked;
-  // Stryker disable next-line StringLiteral: "." and ".." as last steps resolve to an existing directory, which the check below refuses the same way
+  // `newdir/`, `newdir/.` and `a/b/..` name directories, though resolve() turns them into file names.
   if (["", ".", ".."].includes(candidate.slice(candidate.lastIndexOf("/") + 1))) throw isDirectory(path);
   const leaf = existing === path ? await landingPlace(path) : undefined;
   const created = leaf === undefined ? await createParents(path, existing) : [];
@@ -98,9 +98,8 @@ async function landingPlace(path: string): Promise<{ destination: string; stats:
 
 /** realpath, refusing a name that would not be spelled back to the same bytes (another file). */
 async function exactRealpath(path: string): Promise<string> {
-  const real = await realpath(path, { encoding: "buffer" });
-  const text = real.toString();
-  if (!Buffer.from(text).equals(real)) throw new Error(NOT_UTF8_NAME);
+  const text = exactUtf8(await realpath(path, { encoding: "buffer" }));
+  if (text === undefined) throw new Error(NOT_UTF8_NAME);
   return text;
 }
 
@@ -145,6 +144,7 @@ async function createParents(target: string, existing: string): Promise<string[]
   // Stryker disable next-line ArrayDeclaration: a made-up first entry is a relative name, which rmdir resolves in the process's cwd, where no empty directory of that name exists
   const missing: string[] = [];
   for (let path = directory; path !== existing; path = dirname(path)) missing.push(path);
+  // Stryker disable next-line ConditionalExpression: only spares a mkdir -p of a directory that exists, which changes nothing
   if (missing.length === 0) return missing;
   try {
     await mkdir(directory, { recursive: true });
@@ -173,11 +173,14 @@ async function removeEmptyDirectories(deepestFirst: readonly string[]): Promise<
  */
 async function replaceWith(destination: string, content: string, mode: number | undefined, signal: AbortSignal | undefined): Promise<void> {
   const temporary = join(dirname(destination), `.write-${randomBytes(8).toString("hex")}`);
-  const handle = await open(temporary, "wx");
+  const handle = await open(temporary, "wx").catch((error: unknown) => {
+    throw aboutDestination(error, temporary, destination);
+  });
   try {
     try {
-      // chmod, not open's mode: the umask would clear bits the replaced file had.
-      if (mode !== undefined) await handle.chmod(mode & 0o7777);
+      // chmod, not open's mode: the umask would clear bits the replaced file had. (The type bits in
+      // `stats.mode` are ignored by chmod.)
+      if (mode !== undefined) await handle.chmod(mode);
       await handle.writeFile(content);
     } finally {
       await handle.close();
