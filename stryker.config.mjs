@@ -1,12 +1,14 @@
 // @ts-check
 // Mutation testing, in two runs with one set of options. This file is the run over the gate code, the
-// chapter's tool layer, which must score 100 % (scripts/mutation-score.ts); stryker.rest.config.mjs is
-// the run over everything else. Static mutants (code that runs once, when a module loads: the tool
-// specs, the default limits, the messages) are tested here like any other, each against the whole
-// suite, because a gate's constants are part of the gate.
+// chapter's tool layer, which must score 100 % (npm run mutate:check); stryker.rest.config.mjs is the
+// run over everything else. Static mutants (code that runs once, when a module loads: the tool specs,
+// the default limits, the messages) are tested here like any other, each against the whole suite,
+// because a gate's constants are part of the gate.
 //
-// Incremental: the results of the last run are committed under fixtures/mutation/, so a run on a fresh
-// clone tests again only the mutants whose code or covering tests changed since (`--force` tests all).
+// Incremental: Stryker keeps its results in .stryker-cache/ (gitignored: full copies of every source
+// and test file), so a second run on the same machine tests again only the mutants whose code or
+// covering tests changed (`--force` tests all). What is committed is the summary that
+// `npm run mutate:summary` draws from them (docs/mutation.md says why and how).
 
 /** The chapter's tool layer: the four gates, the tools that apply them, failure and approval. */
 export const GATE_FILES = [
@@ -40,12 +42,15 @@ const SHARED = {
   reporters: ["html", "json", "clear-text", "progress"],
   concurrency: 2,
   tempDirName: ".stryker-tmp",
+  // Only the mutated code needs Stryker's `// @ts-nocheck`; tests read fixtures and docs as text
+  // (the lessons compare each page with its fixture file), so those must reach the sandbox unchanged.
+  disableTypeChecks: "src/**/*.ts",
   incremental: true,
 };
 
 /**
  * @param {string} name the run's name: its reports go to reports/mutation/NAME/, its results to
- *   fixtures/mutation/NAME.incremental.json
+ *   .stryker-cache/NAME.incremental.json
  * @param {number} bar the score below which the run fails (`npm run mutate` exits 1)
  * @returns {import("@stryker-mutator/api/core").PartialStrykerOptions}
  */
@@ -55,7 +60,7 @@ export function part(name, bar) {
     thresholds: { high: 100, low: bar, break: bar },
     htmlReporter: { fileName: `reports/mutation/${name}/index.html` },
     jsonReporter: { fileName: `reports/mutation/${name}/mutation.json` },
-    incrementalFile: `fixtures/mutation/${name}.incremental.json`,
+    incrementalFile: `.stryker-cache/${name}.incremental.json`,
   };
 }
 

@@ -8,7 +8,14 @@ import { defineConfig, mergeConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 import base from "./vitest.config.js";
 
-const CHEAPEST_FIRST = [
+/** Every test file by name, cheapest first; test/mutation-score.test.ts checks that none is missing. */
+export const CHEAPEST_FIRST = [
+  "layout",
+  "package-types",
+  "contract-doc",
+  "arbitraries-doc",
+  "docs-figures",
+  "mutation-score",
   "fields",
   "failure",
   "tool-specs",
@@ -21,13 +28,25 @@ const CHEAPEST_FIRST = [
   "tool-path",
   "bash",
   "bash-cancellation",
+  "chapter-review",
   "verified-platform",
   "verified-pin",
   "verified-open-beneath",
+  "verified-races",
   "verified-tools",
   "verified-toctou",
+  "go-os-root",
+  "known-limits",
+  "toctou-side-effects",
   "toctou",
+  "lessons",
+  "toctou-svg",
+  "kill-matrix",
+  "cli",
   "bad-input",
+  "audit-reports",
+  "audit-conformance",
+  "audit-run",
   "audit",
 ];
 

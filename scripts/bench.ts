@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --json FILE] [--only SECTION,...]`: what each gate costs next to the bare call.
+ * `npm run bench [-- --json FILE] [--docs] [--only SECTION,...]`: what each gate costs next to the bare
+ * call. `--docs` writes the figures to docs/bench.json and the table of docs/bench.md from them.
  *
  * Every figure is measured in this run, next to its baseline measured in the same run, because a
  * shared machine's speed drifts from one minute to the next: each repetition times a batch of the
@@ -21,29 +22,13 @@ import { referenceTarget } from "../src/kit/audit/target.js";
 import type { Tool } from "../src/gates/tool.js";
 import { workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
+import { writeSectionToFile } from "../test/support/generated-section.js";
+import { BENCH_FILE, BENCH_SECTION, type BenchFigures, type Row, renderBench } from "../test/support/bench-table.js";
 import type { ReadChildReport, ReadMode } from "./bench-read-child.js";
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const execFileAsync = promisify(execFile);
 const MiB = 1024 * 1024;
-
-type Unit = "µs" | "ms" | "s" | "MiB" | "cases/s";
-
-interface Figure {
-  value: number;
-  unit: Unit;
-}
-
-interface Row {
-  section: string;
-  measure: string;
-  gated: Figure;
-  /** The bare call measured beside it; `failed` when the bare call cannot do the job at all. */
-  bare?: { label: string } & (Figure | { failed: string });
-  ratio?: number;
-  target?: { text: string; holds: boolean };
-  note?: string;
-}
 
 interface Section {
   name: string;
@@ -360,43 +345,27 @@ const SECTIONS: readonly Section[] = [gatesSection, bashSection, largeReadsSecti
 // ---------------------------------------------------------------------------------------------------
 // Output
 
-function formatFigure(figure: Figure): string {
-  const digits = figure.value >= 100 ? 0 : figure.value >= 10 ? 1 : 2;
-  return `${figure.value.toFixed(digits)} ${figure.unit}`;
-}
-
-function formatTable(rows: readonly Row[]): string {
-  const header = ["measure", "gated", "bare call", "ratio", "target", "holds", "note"];
-  const lines = rows.map((row) => [
-    row.measure,
-    formatFigure(row.gated),
-    row.bare === undefined ? "—" : "failed" in row.bare ? `${row.bare.label}: fails (${row.bare.failed})` : `${row.bare.label}: ${formatFigure(row.bare)}`,
-    row.ratio === undefined ? "—" : `${row.ratio.toFixed(2)}×`,
-    row.target?.text ?? "—",
-    row.target === undefined ? "—" : row.target.holds ? "yes" : "**no**",
-    row.note ?? "",
-  ]);
-  const toLine = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
-  return [toLine(header), toLine(header.map(() => "---")), ...lines.map(toLine)].join("\n");
-}
-
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { json: { type: "string" }, only: { type: "string" } }, allowPositionals: false });
+  const { values } = parseArgs({ options: { json: { type: "string" }, docs: { type: "boolean" }, only: { type: "string" } }, allowPositionals: false });
   const wanted = values.only?.split(",").map((name) => name.trim());
   const unknown = wanted?.filter((name) => !SECTIONS.some((section) => section.name === name)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown section ${unknown.join(", ")}; sections: ${SECTIONS.map((s) => s.name).join(", ")}`);
   const started = performance.now();
-  const machine = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, loadAverage: loadavg()[0] };
+  const machine = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, loadAverage: loadavg()[0] ?? 0 };
   const rows: Row[] = [];
   for (const section of SECTIONS) {
     if (wanted !== undefined && !wanted.includes(section.name)) continue;
     process.stderr.write(`bench: ${section.name}…\n`);
     rows.push(...(await section.run()));
   }
-  const seconds = (performance.now() - started) / 1_000;
-  process.stdout.write(`${formatTable(rows)}\n\n`);
-  process.stdout.write(`Node ${machine.node}, ${machine.platform}, ${machine.cpus} CPUs, load average ${machine.loadAverage?.toFixed(2)} at start; bench took ${seconds.toFixed(0)} s.\n`);
-  if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify({ machine, seconds, rows }, null, 2)}\n`);
+  const figures: BenchFigures = { machine, seconds: (performance.now() - started) / 1_000, rows };
+  process.stdout.write(`${renderBench(figures)}\n`);
+  const json = `${JSON.stringify(figures, null, 2)}\n`;
+  if (values.json !== undefined) await writeFile(values.json, json);
+  if (values.docs === true) {
+    await writeFile(BENCH_FILE, json);
+    await writeSectionToFile(BENCH_SECTION, renderBench(figures));
+  }
 }
 
 await main();

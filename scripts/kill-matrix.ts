@@ -1,14 +1,14 @@
 // `npm run kill-matrix [-- VARIANT...]`: a full audit of every vulnerable variant (or of the named ones,
-// whose rows replace theirs), written to fixtures/kill-matrix.json, and the README table regenerated
-// from that file. Slow (minutes): run it after changing a property, an arbitrary or a variant, and
+// whose rows replace theirs), written to fixtures/kill-matrix.json, and the table in
+// docs/lessons/README.md regenerated from that file. Slow (minutes): run it after changing a property, an arbitrary or a variant, and
 // commit both files.
 import { readFile, writeFile } from "node:fs/promises";
 import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { loadTarget } from "../src/kit/audit/target.js";
-import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "./kill-matrix-table.js";
-import { replaceSection } from "./readme-section.js";
+import { writeSectionToFile } from "../test/support/generated-section.js";
+import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "../test/support/kill-matrix-table.js";
 
 const SEED = 1;
 const RUNS = 100;
@@ -37,5 +37,5 @@ for (const variant of VULNERABLE_VARIANTS) {
   process.stdout.write(`${variant.module}: ${failed.join(", ") || "NOT CAUGHT"}\n`);
 }
 await writeFile(KILL_MATRIX_FILE, `${JSON.stringify(matrix, null, 2)}\n`);
-await writeFile("README.md", replaceSection(await readFile("README.md", "utf8"), KILL_MATRIX_SECTION, renderKillMatrix(matrix)));
-process.stdout.write(`wrote ${KILL_MATRIX_FILE} and the README matrix\n`);
+await writeSectionToFile(KILL_MATRIX_SECTION, renderKillMatrix(matrix));
+process.stdout.write(`wrote ${KILL_MATRIX_FILE} and the matrix in ${KILL_MATRIX_SECTION.file}\n`);

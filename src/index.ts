@@ -2,7 +2,7 @@
  * The public API of workspace-gates: the chapter's tool layer, its gates, approval and agent loop, and
  * the descriptor-verified tools that close the chapter's TOCTOU window on Linux.
  */
-export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/workspace-tools.js";
+export { createWorkspaceTools, type WorkspaceTools, type WorkspaceToolsOptions } from "./tools/workspace-tools.js";
 export { createVerifiedWorkspaceTools, unverifiedNotice, type VerifiedWorkspaceToolsOptions } from "./verified/verified-tools.js";
 export { procfsProblem, PROC_SUPER_MAGIC } from "./verified/procfs.js";
 export { MAX_SYMLINKS, hardlinkRefusal } from "./verified/open-beneath.js";

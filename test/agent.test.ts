@@ -1,3 +1,5 @@
+// The agent loop (runAgent) and the approval hook: tool calls, denials, turn limits, and a hook or
+// tool that misbehaves stopping the run instead of approving.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";

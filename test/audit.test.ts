@@ -1,31 +1,20 @@
+// `workspace-gates audit` end to end: every guarantee on the reference and on the verified tools, the
+// classic mistakes caught, replay commands that reproduce the shrunk case, and the fork baseline.
 import fc from "fast-check";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { type AuditTarget, referenceTarget } from "../src/kit/audit/target.js";
-import { main } from "../src/kit/cli.js";
+import { cli as runCli, useScratch } from "./support/cli.js";
 
 const seed = fc.readConfigureGlobal().seed ?? Math.floor(Math.random() * 0x7fffffff);
 
-async function cli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
-  return { code, stdout, stderr };
-}
-
-let scratch: string;
-beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), "workspace-gates-audit-test-"));
-});
-afterAll(async () => {
-  await rm(scratch, { recursive: true, force: true });
-});
+const cli = (...argv: string[]) => runCli(argv);
+const scratchDir = useScratch("workspace-gates-audit-test-");
 
 describe("the audit on the reference implementation", () => {
   let reference: AuditTarget;
@@ -33,7 +22,7 @@ describe("the audit on the reference implementation", () => {
     reference = await referenceTarget();
   });
 
-  it.each(PROPERTIES.filter((property) => property.kind === "guarantee").map((property) => [property.id, property] as const))(
+  it.each(PROPERTIES.filter((property) => property.kind !== "limit").map((property) => [property.id, property] as const))(
     "%s holds",
     async (_id, property) => {
       const result = await runProperty(property, reference, { seed, runs: 25 });
@@ -53,7 +42,7 @@ describe("the audit on the reference implementation", () => {
 
 describeNeeding(LINUX_PROCFS, "the audit on the verified tools (src/verified/contract.ts)", () => {
   it("passes every guarantee, and closes the hardlink limit the chapter's tools fail", async () => {
-    const json = join(scratch, "verified.json");
+    const json = join(scratchDir.path, "verified.json");
     const { code, stdout } = await cli("audit", "src/verified/contract.ts", "--runs", "20", "--seed", String(seed), "--json", json);
     expect(code, stdout).toBe(0);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
@@ -68,7 +57,7 @@ describe("the audit catches the classic mistakes", () => {
     ["similar-prefix", ["isInside.posix", "isInside.win32", "containment.workspacePath", "precision.workspacePath"]],
     ["lexical-only", ["precision.workspacePath", "containment.write"]],
   ])("fails fixtures/vulnerable/%s.ts, caught by %j", async (name, catchers) => {
-    const json = join(scratch, `${name}.json`);
+    const json = join(scratchDir.path, `${name}.json`);
     const only = ["--only", catchers.join(",")];
     const { code, stdout } = await cli("audit", `fixtures/vulnerable/${name}.ts`, ...only, "--seed", "1", "--runs", "50", "--json", json);
     expect(code, stdout).toBe(1);
@@ -78,7 +67,7 @@ describe("the audit catches the classic mistakes", () => {
   });
 
   it("prints a replay command that reproduces the shrunk case", async () => {
-    const json = join(scratch, "replay.json");
+    const json = join(scratchDir.path, "replay.json");
     await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.write", "--seed", "3", "--json", json);
     const [failure] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
     expect(failure?.replay).toMatch(/^npx workspace-gates audit fixtures\/vulnerable\/similar-prefix\.ts --only containment\.write --seed 3 --path \S+$/);
@@ -100,9 +89,9 @@ describe("workspace-gates audit, the command", () => {
   });
 
   it("skips what a module does not export, and audits the rest", async () => {
-    const module = join(scratch, "only-is-inside.mjs");
+    const module = join(scratchDir.path, "only-is-inside.mjs");
     await writeFile(module, 'export { isInside } from "' + join(process.cwd(), "src/gates/is-inside.ts") + '";\n');
-    const json = join(scratch, "only.json");
+    const json = join(scratchDir.path, "only.json");
     const { code } = await cli("audit", module, "--runs", "5", "--seed", "1", "--json", json);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
     expect(code).toBe(0);
@@ -124,10 +113,34 @@ describe("workspace-gates audit, the command", () => {
     expect(stderr).toMatch(message);
   });
 
+  it.each([
+    ["a default export only", "default.mjs", "export default { isInside: () => true };\n", /found default\)/],
+    ["CommonJS module.exports = {}", "empty.cjs", "module.exports = {};\n", /found default\)/],
+    ["no exports at all", "nothing.mjs", "\n", /found no exports\)/],
+    ["isInside = 42", "number.mjs", "export const isInside = 42;\n", /isInside is number, not a function/],
+    ["a usable export next to a broken one", "mixed.mjs", "export const isInside = () => true;\nexport const workspacePath = null;\n", /workspacePath is null, not a function/],
+  ])("refuses %s (exit 2), naming the exports it looked for", async (_what, name, source, detail) => {
+    const module = join(scratchDir.path, name);
+    await writeFile(module, source);
+    const { code, stdout, stderr } = await cli("audit", module, "--runs", "1");
+    expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+    expect(stderr).toMatch(/^audit: cannot audit .*looked for isInside, workspacePath, createWorkspaceTools/);
+    expect(stderr).toMatch(detail);
+  });
+
+  it("exits 2 when every selected property is skipped: nothing was checked", async () => {
+    const module = join(scratchDir.path, "inside-only.mjs");
+    await writeFile(module, "export const isInside = () => false;\n");
+    const { code, stdout, stderr } = await cli("audit", module, "--only", "containment.read,fields.tools", "--runs", "1");
+    expect(code).toBe(2);
+    expect(stdout).toMatch(/^audit: 0 passed, 0 failed, 2 skipped$/m);
+    expect(stderr).toMatch(new RegExp(`^audit: nothing was checked: every selected property needs an export ${module} does not have$`, "m"));
+  });
+
   it("exits 2 when the module cannot be loaded", async () => {
-    const broken = join(scratch, "broken.mjs");
+    const broken = join(scratchDir.path, "broken.mjs");
     await writeFile(broken, "throw new Error('cannot even start');\n");
-    for (const module of [broken, join(scratch, "missing.mjs")]) {
+    for (const module of [broken, join(scratchDir.path, "missing.mjs")]) {
       const { code, stderr } = await cli("audit", module, "--runs", "1");
       expect(code).toBe(2);
       expect(stderr).toMatch(/^audit: cannot load /);
@@ -145,7 +158,7 @@ describe("the fork baseline", () => {
   it("passes the reference against its own baseline", async () => {
     const { code, stdout } = await cli("audit", "--baseline", "fixtures/baseline.json", "--runs", "5", "--seed", "2");
     expect(code, stdout).toBe(0);
-    expect(stdout).toContain("against baseline fixtures/baseline.json:\n  regressions (passed there, fail here): none\n");
+    expect(stdout).toContain("against baseline fixtures/baseline.json:\n  regressions (passed there, failed or skipped here): none\n");
   });
 
   it("fails a vulnerable fork and names its regressions", async () => {
@@ -162,11 +175,20 @@ describe("the fork baseline", () => {
       "20",
     );
     expect(code).toBe(1);
-    expect(stdout).toContain("regressions (passed there, fail here): isInside.posix, isInside.win32\n");
+    expect(stdout).toContain("regressions (passed there, failed or skipped here): isInside.posix, isInside.win32\n");
+  });
+
+  it("counts a property the baseline passed and this module skips as a regression", async () => {
+    const module = join(scratchDir.path, "inside-only-for-baseline.mjs");
+    await writeFile(module, 'export { isInside } from "' + join(process.cwd(), "src/gates/is-inside.ts") + '";\n');
+    const only = ["--only", "isInside.posix,containment.read"];
+    const { code, stdout } = await cli("audit", module, "--baseline", "fixtures/baseline.json", ...only, "--runs", "5", "--seed", "1");
+    expect(code, stdout).toBe(1);
+    expect(stdout).toContain("regressions (passed there, failed or skipped here): containment.read\n");
   });
 
   it("reports a closed limit as newly passing, which is no regression", async () => {
-    const module = join(scratch, "hardlink-closed.mjs");
+    const module = join(scratchDir.path, "hardlink-closed.mjs");
     await writeFile(module, `export { createVerifiedWorkspaceTools as createWorkspaceTools } from "${join(process.cwd(), "src/verified/verified-tools.ts")}";\n`);
     const { code, stdout } = await cli("audit", module, "--baseline", "fixtures/baseline.json", "--only", "limits.hardlink", "--runs", "10", "--seed", "1");
     expect(code, stdout).toBe(0);
@@ -174,7 +196,7 @@ describe("the fork baseline", () => {
   });
 
   it("exits 2 on a baseline that is not an audit report", async () => {
-    const bogus = join(scratch, "bogus.json");
+    const bogus = join(scratchDir.path, "bogus.json");
     await writeFile(bogus, '{"results": [{"name": "x"}]}');
     const { code, stderr } = await cli("audit", "--baseline", bogus, "--runs", "1", "--only", "isInside.posix");
     expect(code).toBe(2);

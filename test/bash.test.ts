@@ -1,3 +1,5 @@
+// The bash tool and its limits: exit codes, timeout (also when the shell traps SIGTERM), maxBuffer,
+// abort, output truncation, and the shell it runs.
 import { access, lstat, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";

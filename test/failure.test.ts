@@ -1,3 +1,4 @@
+// failure(): whatever a tool caught becomes `{ content, isError: true }`, named after the tool.
 import { describe, expect, it } from "vitest";
 import { failure } from "../src/gates/failure.js";
 

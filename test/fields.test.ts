@@ -1,3 +1,4 @@
+// Gates 1 and 2: the schema the model is told, asObject, and stringField on every shape of input.
 import { describe, expect, it } from "vitest";
 import { asObject, callerSignal, stringField } from "../src/gates/fields.js";
 import { INVALID_SIGNAL } from "../src/gates/messages.js";

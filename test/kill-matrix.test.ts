@@ -1,3 +1,5 @@
+// The kill matrix: every vulnerable fork in fixtures/vulnerable/ is failed by the properties its
+// catalogue entry names, the unmodified template passes, and docs/lessons/ shows the committed matrix.
 import fc from "fast-check";
 import { readFile, readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
@@ -6,8 +8,8 @@ import { fork } from "../fixtures/vulnerable/fork.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { loadTarget, targetFromModule } from "../src/kit/audit/target.js";
-import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "../scripts/kill-matrix-table.js";
-import { readSection, wrapSection } from "../scripts/readme-section.js";
+import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
+import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "./support/kill-matrix-table.js";
 
 // A fixed seed keeps the matrix the same on every run (FC_SEED overrides it to explore). Each variant
 // is run until its first failure, without shrinking: a kill needs one counterexample, not the smallest.
@@ -42,13 +44,13 @@ describe("the kill matrix", () => {
     expect(modules.sort()).toEqual(VULNERABLE_VARIANTS.map((variant) => variant.module).sort());
   });
 
-  it("shows in README exactly the matrix of the committed audit results, which agree with the catalogue", async () => {
+  it("shows in docs/lessons exactly the matrix of the committed audit results, which agree with the catalogue", async () => {
     const matrix = JSON.parse(await readFile(KILL_MATRIX_FILE, "utf8")) as KillMatrix;
     expect(matrix.rows.map((row) => row.module).sort()).toEqual(VULNERABLE_VARIANTS.map((variant) => variant.module).sort());
     for (const variant of VULNERABLE_VARIANTS) {
       const row = matrix.rows.find((candidate) => candidate.module === variant.module);
       expect(row?.failed, variant.module).toEqual(expect.arrayContaining([...variant.caughtBy]));
     }
-    expect(readSection(await readFile("README.md", "utf8"), KILL_MATRIX_SECTION)).toBe(wrapSection(KILL_MATRIX_SECTION, renderKillMatrix(matrix)));
+    expect(await readSectionFromFile(KILL_MATRIX_SECTION)).toBe(wrapSection(KILL_MATRIX_SECTION, renderKillMatrix(matrix)));
   });
 });

@@ -1,7 +1,25 @@
-import { readFile } from "node:fs/promises";
+// The mutation summary: Stryker's score per file, the bars of this repository, staleness against the
+// files as they are now, and the committed summary with the page generated from it.
+import { readFile, readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { MUTATION_SECTION, type Mutant, type MutationReport, formatScore, judge, readResults, renderMarkdown, score, tally } from "../scripts/mutation-score.js";
-import { readSection, wrapSection } from "../scripts/readme-section.js";
+import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
+import {
+  MUTATION_SECTION,
+  type Mutant,
+  type MutationSummary,
+  SUMMARY_FILE,
+  formatScore,
+  gateFiles,
+  judge,
+  readSummary,
+  renderMarkdown,
+  repositoryBars,
+  score,
+  sha256,
+  summarizeRun,
+  tally,
+} from "./support/mutation-summary.js";
+import { CHEAPEST_FIRST } from "../vitest.stryker.config.js";
 
 const STATIC = 'Static mutant (and "ignoreStatic" was enabled)';
 
@@ -13,9 +31,14 @@ function mutant(status: string): Mutant {
   return { status };
 }
 
-function report(files: Record<string, string[]>): MutationReport {
-  return { files: Object.fromEntries(Object.entries(files).map(([file, statuses]) => [file, { mutants: statuses.map(mutant) }])) };
+/** A summary whose gate run holds the gate files and whose rest run holds the others; each file's "source" is its name. */
+function summary(files: Record<string, string[]>, gates: readonly string[]): MutationSummary {
+  const run = (gate: boolean) =>
+    summarizeRun({ files: Object.fromEntries(Object.entries(files).filter(([file]) => gates.includes(file) === gate).map(([file, statuses]) => [file, { source: file, mutants: statuses.map(mutant) }])) });
+  return { gates: run(true), rest: run(false) };
 }
+
+const unchanged = (file: string) => sha256(file);
 
 describe("tally and score: Stryker's mutation score", () => {
   it("counts killed and timed-out mutants as detected, survivors and uncovered ones against, the rest not at all", () => {
@@ -36,6 +59,7 @@ describe("tally and score: Stryker's mutation score", () => {
 
 describe("judge: the bars of this repository", () => {
   const gates = ["src/gate.ts"];
+  const bars = { gates, gateBar: 100, restBar: 75 };
 
   it.each([
     ["a gate at 100 % beside equivalents and invalid mutants", { "src/gate.ts": ["Killed", "Equivalent", "CompileError"] }, []],
@@ -43,17 +67,43 @@ describe("judge: the bars of this repository", () => {
     ["a gate with one survivor", { "src/gate.ts": ["Killed", "Killed", "Killed", "Survived"] }, ["src/gate.ts: 75.00 % (gate code must score 100 %)"]],
     ["a gate with an uncovered mutant", { "src/gate.ts": ["Killed", "NoCoverage"] }, ["src/gate.ts: 50.00 % (gate code must score 100 %)"]],
     ["a gate whose static mutants were skipped", { "src/gate.ts": ["Killed", "Static"] }, ["src/gate.ts: 1 static mutants not run (gate code is tested with its static mutants)"]],
-    ["a gate missing from the results", { "src/other.ts": ["Killed"] }, ["src/gate.ts: not in the results, so not mutated"]],
+    ["a gate missing from the results", { "src/other.ts": ["Killed"] }, ["src/gate.ts: not mutated by the gate run (run npm run mutate:gates)"]],
     ["an equivalent without a reason", { "src/gate.ts": ["Killed"], "src/a.ts": ["Killed", "Unexplained"] }, ["src/a.ts:7: an equivalent mutant without a reason (write it after the Stryker disable comment)"]],
     ["the rest exactly at its bar, summed over files", { "src/gate.ts": ["Killed"], "src/a.ts": ["Killed", "Survived"], "src/b.ts": ["Killed", "Killed"] }, []],
     ["the rest at its bar only because static mutants do not count", { "src/gate.ts": ["Killed"], "src/a.ts": ["Killed", "Killed", "Killed", "Survived", "Static", "Static"] }, []],
     ["the rest below its bar", { "src/gate.ts": ["Killed"], "src/a.ts": ["Killed", "Survived"], "src/b.ts": ["Survived"] }, ["the rest together: 33.33 % (must score at least 75 %)"]],
   ])("%s", (_label, files, failures) => {
-    expect(judge(report(files), gates, 75).failures).toEqual(failures);
+    expect(judge(summary(files, gates), unchanged, bars).failures).toEqual(failures);
+  });
+
+  it("fails a gate file that changed since the gate run measured it, and names the command that refreshes it", () => {
+    const changed = (file: string) => (file === "src/gate.ts" ? sha256("edited") : sha256(file));
+    expect(judge(summary({ "src/gate.ts": ["Killed"] }, gates), changed, bars).failures).toEqual(["src/gate.ts: changed since the gate run measured it (run npm run mutate:gates)"]);
+    expect(judge(summary({ "src/gate.ts": ["Killed"] }, gates), () => undefined, bars).failures).toEqual(["src/gate.ts: changed since the gate run measured it (run npm run mutate:gates)"]);
+  });
+
+  it("lists a file of the rest that changed since, without failing on it", () => {
+    const verdict = judge(summary({ "src/gate.ts": ["Killed"], "src/a.ts": ["Killed"] }, gates), (file) => (file === "src/a.ts" ? sha256("edited") : sha256(file)), bars);
+    expect(verdict.failures).toEqual([]);
+    expect(verdict.staleRest).toEqual(["src/a.ts"]);
+  });
+
+  it("keeps each equivalent mutant's reason, and no source text", () => {
+    const entry = summary({ "src/gate.ts": ["Killed", "Equivalent"] }, gates).gates["src/gate.ts"];
+    expect(entry?.equivalents).toEqual([{ line: 0, mutator: "?", replacement: "", reason: "cannot change the result because …" }]);
+    expect(JSON.stringify(entry)).not.toContain("src/gate.ts");
+  });
+
+  it("reads the gate files from paths and globs as Stryker does", async () => {
+    expect(await gateFiles(["src/gates/fields.ts", "src/kit/toctou/*.ts", "src/**/approval.ts"])).toEqual([
+      "src/agent/approval.ts",
+      "src/gates/fields.ts",
+      ...(await readdir("src/kit/toctou")).filter((name) => name.endsWith(".ts")).map((name) => `src/kit/toctou/${name}`).sort(),
+    ].sort());
   });
 
   it("lists the gate files first", () => {
-    const { rows } = judge(report({ "src/a.ts": ["Killed"], "src/gate.ts": ["Killed"], "src/b.ts": ["Killed"] }), gates, 75);
+    const { rows } = judge(summary({ "src/a.ts": ["Killed"], "src/gate.ts": ["Killed"], "src/b.ts": ["Killed"] }, gates), unchanged, bars);
     expect(rows.map((row) => [row.file, row.gate])).toEqual([
       ["src/gate.ts", true],
       ["src/a.ts", false],
@@ -62,10 +112,24 @@ describe("judge: the bars of this repository", () => {
   });
 });
 
-describe("the committed results of the last mutation run", () => {
-  it("meet the bars, and README shows exactly their scores", async () => {
-    const verdict = judge(await readResults());
-    expect(verdict.failures).toEqual([]);
-    expect(readSection(await readFile("README.md", "utf8"), MUTATION_SECTION)).toBe(wrapSection(MUTATION_SECTION, renderMarkdown(verdict)));
+describe("the committed summary of the last mutation runs", () => {
+  // Whether a file changed since its run is npm run mutate:check's verdict in CI, not this test's:
+  // npm test must pass without a Stryker run.
+  it("meets the bars, and docs/mutation.md shows exactly its scores and reasons", async () => {
+    const committed = await readSummary();
+    const asMeasured = (file: string) => committed.gates[file]?.sha256 ?? committed.rest[file]?.sha256;
+    expect(judge(committed, asMeasured, { ...(await repositoryBars()), gates: Object.keys(committed.gates) }).failures).toEqual([]);
+    expect(await readSectionFromFile(MUTATION_SECTION)).toBe(wrapSection(MUTATION_SECTION, renderMarkdown(committed)));
   });
+
+  it("holds no machine path and no source text", async () => {
+    const text = await readFile(SUMMARY_FILE, "utf8");
+    expect(text).not.toMatch(/"\/(?:work|home|tmp|root|Users)\//);
+    expect(text).not.toContain("import ");
+  });
+});
+
+it("the order Stryker runs test files in names every test file, so a new one is placed, not guessed", async () => {
+  const files = (await readdir("test")).filter((name) => name.endsWith(".test.ts")).map((name) => name.replace(/\.test\.ts$/, ""));
+  expect([...CHEAPEST_FIRST].sort()).toEqual(files.sort());
 });

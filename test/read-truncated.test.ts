@@ -1,3 +1,5 @@
+// Gate 4 in bounded memory: the chunked read gives exactly truncateRead(readFile(...)) for any bytes
+// and any chunk size (invalid UTF-8, split sequences, surrogate pairs at the cut, BOM).
 import { type FileHandle, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,5 @@
+// The read and write tools on real directories: inside paths work, symlinks that lead out are refused
+// with nothing created outside, and invalid input gets the chapter's messages.
 import { lstat, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";

@@ -1,3 +1,5 @@
+// What the TOCTOU demo counts as a side effect outside the workspace: files, empty files,
+// directories and changed canaries, apart from content escapes.
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

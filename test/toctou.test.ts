@@ -1,3 +1,5 @@
+// `workspace-gates toctou`: the chapter's tools escape when a directory is swapped right after the
+// check, the verified tools do not, verdicts rest on evidence, the race adds up, and bad flags are refused.
 import { existsSync } from "node:fs";
 import * as fsPromises from "node:fs/promises";
 import { mkdtemp, readFile, readdir, realpath, rm } from "node:fs/promises";
@@ -22,7 +24,7 @@ import { type AttackedTools, TOOL_SETS, attackedTools } from "../src/kit/sandbox
 
 const CLAIM_CHANGED =
   "the chapter's tools no longer escape when a directory is swapped for a symlink between check and use. " +
-  "README and SECURITY.md say they do: find out what changed, and update the claim or fix the demo";
+  "docs/toctou.md and SECURITY.md say they do: find out what changed, and update the claim or fix the demo";
 
 function capture() {
   const out: string[] = [];
@@ -320,6 +322,8 @@ describe("flags", () => {
     [["--mode", "race", "--seconds", "abc"], '--seconds must be a positive number up to 3600, got "abc"'],
     [["--mode", "race", "--seconds", "3601"], '--seconds must be a positive number up to 3600, got "3601"'],
     [["--attempts", "5"], "--attempts and --seconds bound a race; they apply to --mode race only"],
+    [["--mode", "race", "--svg", "t.svg"], "--svg draws the timeline of one check and one swap; it applies to --mode deterministic only"],
+    [["--svg"], "argument missing"],
   ])("refuses %j with a UsageError before creating anything", async (args, message) => {
     const before = (await readdir(tmpdir())).filter((name) => name.startsWith(TEMP_PREFIX));
     const { io, stdout } = capture();

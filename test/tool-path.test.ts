@@ -1,3 +1,5 @@
+// workspaceBoundary, gate 3 as the tools run it: the same answer as workspacePath while the root
+// stays put, and a boundary that does not move when the root is replaced by a symlink.
 import { mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import * as fsPromises from "node:fs/promises";
 import { dirname, join } from "node:path";

@@ -1,3 +1,4 @@
+// Gate 4, the chapter's read rule: head, a marker with the exact dropped count, and tail.
 import { describe, expect, it } from "vitest";
 import { MAX_READ_CHARS, truncateHead, truncateRead, truncateTail } from "../src/gates/truncate.js";
 

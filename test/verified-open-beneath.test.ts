@@ -1,3 +1,6 @@
+// The verified tools' walk (openBeneath, replaceBeneath, pinRoot): refusing descriptors that report a path
+// outside the root, taking back only what a failed write created, the walk's own rules past an approving
+// check, every descriptor given back, and the helpers that name entries and reword errors.
 import { execFileSync } from "node:child_process";
 import { readSync } from "node:fs";
 import { lstat, mkdir, readFile, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";

@@ -1,3 +1,4 @@
+// The verified tools pin the root by a descriptor, and close it once the tools are garbage-collected.
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { beforeEach, expect, it } from "vitest";

@@ -1,3 +1,5 @@
+// The verified tools without procfs: construction refuses with the reason, and bestEffort marks every
+// result unverified.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";

@@ -1,3 +1,5 @@
+// The verified tools against the TOCTOU swap: injected right after the check, and raced by a thread;
+// no content escapes and nothing appears outside.
 import { beforeEach, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { SWAP_SCENARIOS, type SwapScenario, afterTheCheck } from "../fixtures/swap-scenarios.js";

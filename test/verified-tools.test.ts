@@ -1,3 +1,6 @@
+// createVerifiedWorkspaceTools: the chapter's contract, every refusal of the chapter, a descriptor walk
+// that holds the boundary alone, the decisions stricter than the chapter, the hardlink policy, bash in the
+// pinned directory, writes that cannot tear, and execute-only directories as an unprivileged user.
 import { execFile, execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -95,7 +98,7 @@ describeNeeding(LINUX_PROCFS, "everything the chapter refuses is refused", () =>
 describeNeeding(LINUX_PROCFS, "the descriptor walk alone holds the boundary", () => {
   it("control: the chapter's read escapes when its check approves everything", async () => {
     await plantEscapeLinks(box);
-    const [chapterRead] = createWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
+    const [chapterRead] = createWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) });
     await expect(chapterRead.execute({ path: "escape-dir/secret.txt" })).resolves.toEqual({ content: `${SECRET} outside\n` });
   });
 

@@ -1,3 +1,5 @@
+// Gate 3, workspacePath and isInside: the chapter's five scenarios, direct attacks, legal names that
+// only look like parent steps, and nearestExistingAncestor walking up on ENOENT only.
 import { lstat, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import { join, win32 } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";

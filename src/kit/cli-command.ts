@@ -10,6 +10,18 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /**
+   * How the user started this command, for the replay lines it prints: `npx workspace-gates audit`,
+   * `npm run audit --`, `node dist/kit/bin.js audit`. Default: `npx workspace-gates <command>`.
+   */
+  invocation?: (command: string) => string;
+  /** stderr is a terminal: progress may redraw one line instead of printing one per step. */
+  stderrIsTTY?: boolean;
+}
+
+/** The replay prefix of `command` as `io` was started. */
+export function invocationOf(io: CliIo, command: string): string {
+  return io.invocation?.(command) ?? `npx workspace-gates ${command}`;
 }
 
 export interface CliCommand {

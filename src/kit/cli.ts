@@ -2,11 +2,14 @@
  * The `workspace-gates` command: `audit` (attack an implementation) and `toctou` (show the race).
  *
  * Promises: exit codes are the command's own (see each command); an unknown command or a bad flag
- * prints the usage and exits 2.
+ * prints the usage and exits 2; `--version` prints the package's version.
  */
+import { basename, extname, relative } from "node:path";
 import { auditCommand } from "./audit/command.js";
 import { type CliCommand, type CliIo, UsageError } from "./cli-command.js";
+import { shellWord } from "./shell-word.js";
 import { toctouCommand } from "./toctou/command.js";
+import { VERSION } from "./version.js";
 
 const COMMANDS: readonly CliCommand[] = [auditCommand, toctouCommand];
 
@@ -14,10 +17,14 @@ const USAGE = `usage: workspace-gates <command> [options]
 
 ${COMMANDS.map((command) => `  ${command.name.padEnd(8)} ${command.summary}`).join("\n")}
 
-workspace-gates <command> --help shows a command's options.`;
+workspace-gates <command> --help shows a command's options; --version the version.`;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === "--version" || name === "-v") {
+    io.stdout(`${VERSION}\n`);
+    return 0;
+  }
   const command = COMMANDS.find((candidate) => candidate.name === name);
   if (command === undefined) {
     const help = name === undefined || name === "--help" || name === "-h";
@@ -35,4 +42,21 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.stderr(`${command.name}: ${error.message}\n${command.usage}\n`);
     return 2;
   }
+}
+
+/**
+ * How the user started the command, so that a printed replay line runs the same way where they ran it:
+ * through an npm script of this package (`npm run audit --`), the installed bin (`npx
+ * workspace-gates audit`; npm's link or shim is named after the bin), or a file run directly
+ * (`node dist/kit/bin.js audit`, `npx tsx src/kit/bin.ts audit`), relative to the working directory.
+ */
+export function invocationFrom(script: string | undefined, env: NodeJS.ProcessEnv, cwd: string): (command: string) => string {
+  return (command) => {
+    const npmScript = env.npm_lifecycle_script;
+    if (env.npm_lifecycle_event !== undefined && npmScript !== undefined && new RegExp(`bin\\.[jt]s ${command}$`).test(npmScript))
+      return `npm run ${env.npm_lifecycle_event} --`;
+    if (script === undefined || basename(script, extname(script)) === "workspace-gates") return `npx workspace-gates ${command}`;
+    const file = shellWord(relative(cwd, script));
+    return `${extname(script) === ".ts" ? "npx tsx" : "node"} ${file} ${command}`;
+  };
 }

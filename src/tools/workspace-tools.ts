@@ -26,7 +26,10 @@ export interface WorkspaceToolsOptions {
   readTimeoutMs?: number;
 }
 
-export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): Tool[] {
+/** The three tools, in this order, so that `const [read, write, bash] = createWorkspaceTools(root)` is typed. */
+export type WorkspaceTools = [read: Tool, write: Tool, bash: Tool];
+
+export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): WorkspaceTools {
   const boundary = workspaceBoundary(root, options.fsApi);
   return [readTool(boundary, options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS), writeTool(boundary), bashTool(boundary, bashLimits(options.bash))];
 }

@@ -1,3 +1,4 @@
+// Counting the descriptors this process holds open, through /proc/self/fd (Linux).
 import { readdir, readlink } from "node:fs/promises";
 
 /** How many descriptors this process holds open on `path`: Linux lists each in /proc/self/fd by its target. */

@@ -34,8 +34,8 @@ export function describeNeeding(need: PlatformNeed, name: string, body: () => vo
 }
 
 /** `it`, skipped with the reason in its name where the platform lacks `need`. */
-export function itNeeding(need: PlatformNeed, name: string, body: () => Promise<void> | void): void {
-  it.skipIf(need.missing)(named(need, name), body);
+export function itNeeding(need: PlatformNeed, name: string, body: () => Promise<void> | void, timeout?: number): void {
+  it.skipIf(need.missing)(named(need, name), body, timeout);
 }
 
 export const ROOT_TO_DROP: PlatformNeed = {

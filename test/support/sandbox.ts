@@ -1,3 +1,4 @@
+// A fresh sandbox per test, with the canaries beside the workspace checked after each.
 import { afterEach, beforeEach, expect } from "vitest";
 import { type Sandbox, createSandbox } from "../../src/kit/sandbox/sandbox.js";
 

@@ -3,9 +3,11 @@
  * committed `fixtures/baseline.json`): what a fork newly fails and what it newly passes.
  *
  * Promises: a regression is a property the baseline passed and this run failed (a guarantee broken,
- * or a known limit a fork had closed and reopened); a property that failed in both is not one, so a
- * fork is not blamed for the chapter's own limits. A baseline that is not a JSON report of this shape
- * is refused with a clear error.
+ * or a known limit a fork had closed and reopened) or skipped (a missing export checks nothing, so it
+ * cannot keep what the baseline held); a property that failed in both is not one, so a
+ * fork is not blamed for the chapter's own limits. Conformance (wording) counts only when asked
+ * (`--conformance`); a property not applicable here is no regression. A baseline that is not a JSON
+ * report of this shape is refused with a clear error.
  */
 import { readFile } from "node:fs/promises";
 import type { JsonReport } from "./report.js";
@@ -32,12 +34,18 @@ export async function readBaseline(file: string): Promise<Map<string, PropertyRe
   return new Map(results.map((result) => [result.id, result.status]));
 }
 
-export function compareWithBaseline(file: string, baseline: ReadonlyMap<string, PropertyResult["status"]>, results: readonly PropertyResult[]): BaselineComparison {
+export function compareWithBaseline(
+  file: string,
+  baseline: ReadonlyMap<string, PropertyResult["status"]>,
+  results: readonly PropertyResult[],
+  conformance: boolean,
+): BaselineComparison {
   const comparison: BaselineComparison = { baseline: file, regressions: [], newlyPassing: [], notInBaseline: [] };
   for (const result of results) {
     const before = baseline.get(result.id);
     if (before === undefined) comparison.notInBaseline.push(result.id);
-    else if (before === "passed" && result.status === "failed") comparison.regressions.push(result.id);
+    else if (result.kind === "conformance" && !conformance) continue;
+    else if (before === "passed" && (result.status === "failed" || result.status === "skipped")) comparison.regressions.push(result.id);
     else if (before === "failed" && result.status === "passed") comparison.newlyPassing.push(result.id);
   }
   return comparison;
@@ -47,7 +55,7 @@ export function renderComparison(comparison: BaselineComparison): string {
   const list = (ids: string[]) => (ids.length === 0 ? "none" : ids.join(", "));
   return [
     `against baseline ${comparison.baseline}:`,
-    `  regressions (passed there, fail here): ${list(comparison.regressions)}`,
+    `  regressions (passed there, failed or skipped here): ${list(comparison.regressions)}`,
     `  newly passing (failed there, pass here): ${list(comparison.newlyPassing)}`,
     ...(comparison.notInBaseline.length === 0 ? [] : [`  not in the baseline: ${list(comparison.notInBaseline)}`]),
     "",

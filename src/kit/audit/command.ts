@@ -1,35 +1,50 @@
 /**
- * `workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--only ID,...] [--path P]`
+ * `workspace-gates audit [MODULE] [flags]`: every property against an implementation.
  *
- * Promises: exit 0 when every guarantee holds (known limits may fail), 1 when any guarantee fails,
- * 2 when the audit cannot run (bad flag, unknown property, a module that fails to load, an unreadable
- * baseline). With `--baseline FILE` the verdict is the comparison instead: exit 1 exactly when a
- * property the baseline passed fails here (a regression), 0 otherwise. Without
- * MODULE it audits the package's own implementation. A failure prints a replay command; with the
- * printed `--seed` and `--path` it runs exactly the shrunk case again.
+ * Promises: exit 0 when every guarantee was checked and holds (known limits may fail; texts that
+ * differ from the chapter's fail only with `--conformance`), 1 when any fails, 2 when the audit cannot
+ * run or its verdict cannot be delivered: bad flag, unknown property, a module that fails to load or
+ * exports none of the contract, a run that checked nothing, an unreadable baseline, a report file that
+ * cannot be written (checked before the run, and again when written). With `--baseline FILE` the
+ * verdict is the comparison instead: exit 1 exactly when a property the baseline passed fails or is
+ * skipped here (a regression). Without MODULE it audits the package's own implementation. A failure
+ * prints a replay command; with the printed `--seed` and `--path` it runs exactly that case again.
+ * A case that hangs fails after `--timeout`. Progress goes to stderr. Ctrl-C (or SIGTERM) stops the
+ * run: what ran so far is printed and written to the report files (marked `interrupted`), every
+ * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C).
  */
-import { writeFile } from "node:fs/promises";
-import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
+import { open, rm, writeFile } from "node:fs/promises";
+import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs } from "../cli-command.js";
+import { guardInterrupts } from "../toctou/interrupt.js";
 import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
-import { type AuditReport, isRegression, renderText, toJson } from "./report.js";
-import { runProperty } from "./run.js";
-import { type AuditTarget, loadTarget, referenceTarget } from "./target.js";
+import { closeSandboxes } from "./property.js";
+import { progressOn } from "./progress.js";
+import { type AuditReport, type ReplayPrefix, failsRun, renderText, toJson } from "./report.js";
+import { toJUnit, toSarif } from "./report-formats.js";
+import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, runProperty } from "./run.js";
+import { type AuditTarget, UnusableTarget, loadTarget, referenceTarget } from "./target.js";
 
 export const DEFAULT_RUNS = 50;
 
-const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--baseline FILE] [--only ID[,ID...]] [--path P]
+const USAGE = `usage: workspace-gates audit [MODULE] [--runs N] [--seed N] [--json FILE] [--junit FILE] [--sarif FILE]
+                             [--baseline FILE] [--only ID[,ID...]] [--path P] [--conformance] [--timeout MS]
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
-               createWorkspaceTools (default: this package's implementation)
+               createWorkspaceTools (default: this package's implementation; docs/contract.md)
   --runs N     generated cases per property (default ${DEFAULT_RUNS}; some properties scale it down)
   --seed N     fast-check seed (default: random, printed)
-  --json FILE  also write the results as JSON
+  --json FILE  also write the results as JSON (schemaVersion, tool version, summary counts)
+  --junit FILE also write JUnit XML: one test case per property
+  --sarif FILE also write SARIF 2.1.0 (GitHub code scanning): one result per failure
   --baseline FILE
                compare with an earlier --json report (e.g. fixtures/baseline.json, the
                reference's); exit 1 only on a regression
   --only IDS   run only these properties (comma-separated)
   --path P     replay one shrunk case (with --seed and a single --only)
+  --conformance
+               fail the run when a text differs from the chapter's (conformance properties)
+  --timeout MS a case that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
 
 properties: ${PROPERTIES.map((property) => property.id).join(", ")}`;
 
@@ -39,48 +54,150 @@ export const auditCommand: CliCommand = {
   usage: USAGE,
   async run(argv, io) {
     const options = parseAuditArgs(argv);
+    const reports = reportFiles(options);
+    for (const { flag, file } of reports) {
+      const problem = await unwritable(file);
+      if (problem !== undefined) return cannot(io, `cannot write ${flag} ${file}: ${problem}`);
+    }
     let target: AuditTarget;
     try {
       target = options.module === undefined ? await referenceTarget() : await loadTarget(options.module);
     } catch (error) {
-      io.stderr(`audit: cannot load ${options.module ?? "the reference"}: ${error instanceof Error ? error.message : String(error)}\n`);
-      return 2;
+      if (error instanceof UnusableTarget) return cannot(io, `cannot audit ${error.message}`);
+      return cannot(io, `cannot load ${options.module ?? "the reference"}: ${messageOf(error)}`);
     }
     let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
     if (options.baseline !== undefined) {
       try {
         baseline = { file: options.baseline, statuses: await readBaseline(options.baseline) };
       } catch (error) {
-        io.stderr(`audit: ${error instanceof Error ? error.message : String(error)}\n`);
-        return 2;
+        return cannot(io, messageOf(error));
       }
     }
-    const report: AuditReport = { target: target.label, seed: options.seed, runs: options.runs, results: [] };
-    for (const property of PROPERTIES) {
-      if (options.only !== undefined && !options.only.includes(property.id)) continue;
-      const runs = Math.max(1, Math.round(options.runs * (property.budgetScale ?? 1)));
-      report.results.push(
-        await runProperty(property, target, { seed: options.seed, runs, ...(options.path === undefined ? {} : { path: options.path }) }),
+    const guard = guardInterrupts();
+    let report: AuditReport;
+    try {
+      report = await runAudit(options, target, io, guard.signal);
+    } finally {
+      guard.dispose();
+    }
+    const prefix = invocationOf(io, "audit");
+    io.stdout(renderText(report, prefix, options.module));
+    let written: string | undefined;
+    for (const { flag, file, render } of reports) {
+      written ??= await writeFile(file, render(report, prefix, options.module)).then(
+        () => undefined,
+        (error: unknown) => `cannot write ${flag} ${file}: ${messageOf(error)}`,
       );
     }
-    const prefix = process.env.npm_lifecycle_event === "audit" ? "npm run audit --" : "npx workspace-gates audit";
-    io.stdout(renderText(report, prefix, options.module));
-    if (options.json !== undefined) await writeFile(options.json, `${JSON.stringify(toJson(report, prefix, options.module), null, 2)}\n`);
-    if (baseline === undefined) return report.results.some(isRegression) ? 1 : 0;
-    const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results);
+    const interrupted = guard.exitCode();
+    if (interrupted !== undefined) {
+      await closeSandboxes();
+      return interrupted;
+    }
+    if (written !== undefined) return cannot(io, written);
+    if (!report.results.some((result) => result.status === "passed" || result.status === "failed"))
+      return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
+    if (baseline === undefined) return report.results.some((result) => failsRun(result, options.conformance)) ? 1 : 0;
+    const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results, options.conformance);
     io.stdout(renderComparison(comparison));
     return comparison.regressions.length > 0 ? 1 : 0;
   },
 };
+
+/** Runs the selected properties in order, with progress, until done or `signal` aborts. */
+async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, signal: AbortSignal): Promise<AuditReport> {
+  const report: AuditReport = { target: target.label, seed: options.seed, runs: options.runs, conformance: options.conformance, results: [] };
+  const selected = PROPERTIES.filter((property) => options.only === undefined || options.only.includes(property.id));
+  const progress = progressOn(io);
+  const aborted = new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined), { once: true }));
+  try {
+    for (const [index, property] of selected.entries()) {
+      if (signal.aborted) break;
+      const runs = Math.max(1, Math.round(options.runs * (property.budgetScale ?? 1)));
+      progress.start(index, selected.length, property.id);
+      const result: PropertyResult | undefined = await Promise.race([
+        runProperty(property, target, {
+          seed: options.seed,
+          runs,
+          timeoutMs: options.timeoutMs,
+          onCase: (started) => progress.atCase(started, runs),
+          ...(options.path === undefined ? {} : { path: options.path }),
+        }),
+        aborted,
+      ]);
+      if (result === undefined) break;
+      report.results.push(result);
+      progress.done(index, selected.length, result);
+    }
+  } finally {
+    progress.end();
+  }
+  if (signal.aborted) report.interrupted = messageOf(signal.reason);
+  return report;
+}
+
+interface ReportFile {
+  flag: string;
+  file: string;
+  render: (report: AuditReport, prefix: ReplayPrefix, module: string | undefined) => string;
+}
+
+function reportFiles(options: AuditArgs): ReportFile[] {
+  const files: ReportFile[] = [];
+  if (options.json !== undefined)
+    files.push({ flag: "--json", file: options.json, render: (report, prefix, module) => `${JSON.stringify(toJson(report, prefix, module), null, 2)}\n` });
+  if (options.junit !== undefined) files.push({ flag: "--junit", file: options.junit, render: toJUnit });
+  if (options.sarif !== undefined) files.push({ flag: "--sarif", file: options.sarif, render: toSarif });
+  return files;
+}
+
+/**
+ * Why `file` cannot be written, found before a long run rather than after it: opened for appending
+ * (which changes nothing in an existing file) and removed again if this made it.
+ */
+async function unwritable(file: string): Promise<string | undefined> {
+  let created = false;
+  try {
+    const handle = await open(file, "wx").then(
+      (fresh) => {
+        created = true;
+        return fresh;
+      },
+      async (error: NodeJS.ErrnoException) => {
+        if (error.code === "EEXIST") return open(file, "a");
+        throw error;
+      },
+    );
+    await handle.close();
+    if (created) await rm(file);
+    return undefined;
+  } catch (error) {
+    return messageOf(error);
+  }
+}
+
+function cannot(io: CliIo, message: string): number {
+  io.stderr(`audit: ${message}\n`);
+  return 2;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 interface AuditArgs {
   module?: string;
   runs: number;
   seed: number;
   json?: string;
+  junit?: string;
+  sarif?: string;
   baseline?: string;
   only?: string[];
   path?: string;
+  conformance: boolean;
+  timeoutMs: number;
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
@@ -91,9 +208,13 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       runs: { type: "string" },
       seed: { type: "string" },
       json: { type: "string" },
+      junit: { type: "string" },
+      sarif: { type: "string" },
       baseline: { type: "string" },
       only: { type: "string", multiple: true },
       path: { type: "string" },
+      conformance: { type: "boolean" },
+      timeout: { type: "string" },
     },
   });
   if (positionals.length > 1) throw new UsageError(`expected at most one MODULE, got ${positionals.join(" ")}`);
@@ -107,9 +228,13 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS),
     seed: values.seed === undefined ? Math.floor(Math.random() * 0x7fffffff) : integer("--seed", values.seed),
     ...(values.json === undefined ? {} : { json: values.json }),
+    ...(values.junit === undefined ? {} : { junit: values.junit }),
+    ...(values.sarif === undefined ? {} : { sarif: values.sarif }),
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     ...(only === undefined ? {} : { only }),
     ...(values.path === undefined ? {} : { path: values.path }),
+    conformance: values.conformance === true,
+    timeoutMs: positiveInteger("--timeout", values.timeout, DEFAULT_CASE_TIMEOUT_MS),
   };
 }
 

@@ -3,8 +3,15 @@
  *
  * Promises: a property states one rule about one gate (`title`), names the exports it needs, generates
  * its inputs with an arbitrary and throws `Violation` with a sentence a reader can act on when the
- * rule breaks. `kind: "limit"` marks a rule the chapter's design cannot keep (a known limit): the
- * reference is expected to fail it, and a fork that passes it has closed that limit.
+ * rule breaks. Its kind says what a failure means:
+ * - `guarantee`: a safety rule judged on behaviour (refused with isError, nothing outside read or
+ *   changed, the same answer for the same input); a failure fails the audit.
+ * - `limit`: a rule the chapter's design cannot keep (a known limit): the reference is expected to
+ *   fail it, and a fork that passes it has closed that limit.
+ * - `conformance`: the chapter's exact texts (docs/contract.md); a fork with its own wording fails it
+ *   and stays safe, so it fails the audit only when asked (`--conformance`).
+ * A property that cannot judge this target (`notApplicable` answers why) is reported as such, apart
+ * from one skipped for a missing export.
  * Every property works in its own sandbox, removed afterwards, so properties can run in parallel.
  */
 import type fc from "fast-check";
@@ -14,12 +21,16 @@ import type { Tool } from "../../gates/tool.js";
 
 export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits";
 
+export type PropertyKind = "guarantee" | "limit" | "conformance";
+
 export interface AuditProperty<T = unknown> {
   id: string;
   gate: Gate;
-  kind: "guarantee" | "limit";
+  kind: PropertyKind;
   title: string;
   needs: readonly ContractExport[];
+  /** Why this property cannot judge `target` (platform, options it lacks), or undefined when it can. */
+  notApplicable?(target: AuditTarget): string | undefined;
   /** Share of the audit's `--runs` this property takes (a run of sequences costs many tool calls). */
   budgetScale?: number;
   arbitrary: fc.Arbitrary<T>;
@@ -38,27 +49,82 @@ export function violation(message: string): never {
 // Sandboxes whose reset proved them as new, kept for the next run: creating one costs some thirty
 // filesystem calls, about as much as a whole run of most properties.
 const idleSandboxes: Sandbox[] = [];
+// Sandboxes a case is using now; one still here when its property is done belongs to a case that hung.
+const busySandboxes = new Set<Sandbox>();
+let closed = false;
 
 /**
  * Runs `body` in a sandbox as new (fresh, or reset), then requires the canaries beside the workspace
  * to be untouched. A sandbox that cannot be reset is disposed.
  */
 export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>): Promise<R> {
-  const box = idleSandboxes.pop() ?? (await createSandbox("workspace-gates-audit-"));
+  if (closed) throw new Error(STOPPED);
+  const box = idleSandboxes.pop() ?? (await newSandbox());
+  if (closed) {
+    await box.dispose();
+    throw new Error(STOPPED);
+  }
+  let finished = () => {};
+  const running = new Promise<void>((resolve) => (finished = resolve));
+  runningCases.add(running);
+  busySandboxes.add(box);
   try {
     const answer = await body(box);
     const changes = await box.canaryChanges();
     if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`);
     return answer;
   } finally {
-    if (await box.reset()) idleSandboxes.push(box);
+    busySandboxes.delete(box);
+    if (!closed && (await box.reset())) idleSandboxes.push(box);
     else await box.dispose();
+    runningCases.delete(running);
+    finished();
   }
 }
 
-/** Removes the sandboxes kept for reuse; the runner calls it when a property is done. */
-export async function disposeIdleSandboxes(): Promise<void> {
-  await Promise.all(idleSandboxes.splice(0).map((box) => box.dispose()));
+const STOPPED = "the audit has stopped: no new sandbox";
+// Cases under way, each settled once its sandbox is put back or removed.
+const runningCases = new Set<Promise<void>>();
+/** How long a stopping audit lets the cases under way end and remove their own sandboxes. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * Removes every sandbox: those kept for reuse and those a hung case still holds (its call may answer
+ * later; it then finds its sandbox gone). The runner calls it when a property is done.
+ */
+export async function disposeSandboxes(): Promise<void> {
+  const all = [...idleSandboxes.splice(0), ...busySandboxes];
+  busySandboxes.clear();
+  await Promise.all(all.map((box) => box.dispose()));
+}
+
+/** Sandboxes being made now: one may land after the audit has stopped, and must go too. */
+const pendingSandboxes = new Set<Promise<Sandbox>>();
+
+async function newSandbox(): Promise<Sandbox> {
+  const creation = createSandbox("workspace-gates-audit-");
+  pendingSandboxes.add(creation);
+  try {
+    return await creation;
+  } finally {
+    pendingSandboxes.delete(creation);
+  }
+}
+
+/**
+ * Removes every sandbox, including one being made, and refuses new ones: the audit is stopping
+ * (Ctrl-C) while a case may still run.
+ */
+export async function closeSandboxes(): Promise<void> {
+  closed = true;
+  // A case under way still writes into its sandbox (a recursive mkdir would bring back a removed
+  // one): let it end and remove its own; what has not ended by then hangs, and is removed here.
+  let grace: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(runningCases), new Promise((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+  clearTimeout(grace);
+  const late = await Promise.allSettled([...pendingSandboxes]);
+  await Promise.all(late.map((creation) => (creation.status === "fulfilled" ? creation.value.dispose() : undefined)));
+  await disposeSandboxes();
 }
 
 export interface NamedTools {

@@ -1,34 +1,68 @@
 /**
- * How an audit reads: a table for people, JSON for CI.
+ * How an audit reads: a table for people, JSON for CI (JUnit and SARIF: report-formats.ts).
  *
  * Promises: one row per property (gate, property, verdict, runs, time); under each failure, the rule,
- * the reason, the shrunk counterexample and the command that replays exactly that case. Known limits
- * are listed as such and do not count as failures. The closing line has the form
- * `audit: N passed, N failed, N skipped`.
+ * the reason, the shrunk counterexample and the command that replays exactly that case; under a
+ * skipped property the exports it needs, under a not-applicable one why; a legend of the sandbox's
+ * names when a counterexample uses them. Known limits are listed as
+ * such and do not count as failures; conformance (the chapter's exact texts) is counted apart and
+ * fails the run only when the audit was asked to (`--conformance`). The closing line has the form
+ * `audit: N passed, N failed, N skipped` (then `, N not applicable` when there are any).
+ * The JSON report (`JSON_SCHEMA_VERSION`) carries the tool's name and version, the summary counts
+ * and every result with its replay command.
  */
 import type { PropertyResult } from "./run.js";
+import { shellWord } from "../shell-word.js";
+import { VERSION } from "../version.js";
+import { SIMILAR_PREFIX_SUFFIXES } from "../sandbox/sandbox.js";
+
+/** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
+export const JSON_SCHEMA_VERSION = 2;
 
 export interface AuditReport {
   target: string;
   seed: number;
   runs: number;
   results: PropertyResult[];
+  /** Conformance failures fail the run (`--conformance`). */
+  conformance: boolean;
+  /** Set when the run stopped before every property ran (Ctrl-C): what stopped it. */
+  interrupted?: string;
+}
+
+export interface Summary {
+  total: number;
+  passed: number;
+  /** Failures that fail the run: guarantees, and conformance when asked. */
+  failed: number;
+  skipped: number;
+  notApplicable: number;
+  /** Known limits that failed, as the chapter's design does. */
+  knownLimits: number;
+  /** Conformance properties whose texts differ from the chapter's (failures only with `--conformance`). */
+  conformanceDiffers: number;
 }
 
 export interface JsonReport {
+  schemaVersion: number;
+  tool: { name: "workspace-gates"; version: string };
   target: string;
   seed: number;
   runs: number;
+  conformance: boolean;
+  interrupted?: string;
+  summary: Summary;
   results: {
     id: string;
     gate: string;
-    kind: "guarantee" | "limit";
+    kind: PropertyResult["kind"];
     title: string;
     status: PropertyResult["status"];
     runs: number;
     timeMs: number;
     counterexample?: string;
     reason?: string;
+    missing?: string[];
     replay?: string;
   }[];
 }
@@ -43,15 +77,34 @@ export function replayCommand(prefix: ReplayPrefix, module: string | undefined, 
   return parts.join(" ");
 }
 
-export function isRegression(result: PropertyResult): boolean {
-  return result.status === "failed" && result.kind === "guarantee";
+/** A result that fails the run: a broken guarantee, or a text that differs when conformance was asked for. */
+export function failsRun(result: PropertyResult, conformance: boolean): boolean {
+  return result.status === "failed" && (result.kind === "guarantee" || (conformance && result.kind === "conformance"));
+}
+
+export function summarize(results: readonly PropertyResult[], conformance: boolean): Summary {
+  const count = (predicate: (result: PropertyResult) => boolean) => results.filter(predicate).length;
+  return {
+    total: results.length,
+    passed: count((result) => result.status === "passed"),
+    failed: count((result) => failsRun(result, conformance)),
+    skipped: count((result) => result.status === "skipped"),
+    notApplicable: count((result) => result.status === "not-applicable"),
+    knownLimits: count((result) => result.kind === "limit" && result.status === "failed"),
+    conformanceDiffers: count((result) => result.kind === "conformance" && result.status === "failed"),
+  };
 }
 
 export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): JsonReport {
   return {
+    schemaVersion: JSON_SCHEMA_VERSION,
+    tool: { name: "workspace-gates", version: VERSION },
     target: report.target,
     seed: report.seed,
     runs: report.runs,
+    conformance: report.conformance,
+    ...(report.interrupted === undefined ? {} : { interrupted: report.interrupted }),
+    summary: summarize(report.results, report.conformance),
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, module, result);
       return {
@@ -64,6 +117,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string
         timeMs: result.timeMs,
         ...(result.counterexample === undefined ? {} : { counterexample: result.counterexample }),
         ...(result.reason === undefined ? {} : { reason: result.reason }),
+        ...(result.missing === undefined ? {} : { missing: result.missing }),
         ...(replay === undefined ? {} : { replay }),
       };
     }),
@@ -72,7 +126,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string
 
 export function renderText(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): string {
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${report.runs} runs per property)`, ""];
-  const rows = report.results.map((result) => [result.gate, result.id, verdict(result), String(result.runs), `${(result.timeMs / 1000).toFixed(1)}s`]);
+  const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report.conformance), String(result.runs), `${(result.timeMs / 1000).toFixed(1)}s`]);
   const header = ["gate", "property", "verdict", "runs", "time"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const format = (row: string[]) => row.map((cell, column) => (column >= 3 ? cell.padStart(widths[column] as number) : cell.padEnd(widths[column] as number))).join("  ").trimEnd();
@@ -81,20 +135,40 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, module: st
     lines.push(format(rows[index] as string[]));
     if (result.status === "failed") lines.push(...failureDetail(result, replayCommand(prefix, module, result)));
     if (result.status === "skipped") lines.push(`    needs ${result.missing?.join(", ")}, which the module does not export`);
+    if (result.status === "not-applicable") lines.push(`    not applicable: ${result.reason ?? "(no reason given)"}`);
   }
-  const count = (predicate: (result: PropertyResult) => boolean) => report.results.filter(predicate).length;
-  const limits = report.results.filter((result) => result.kind === "limit" && result.status === "failed").map((result) => result.id);
+  const ids = (predicate: (result: PropertyResult) => boolean) => report.results.filter(predicate).map((result) => result.id);
+  const limits = ids((result) => result.kind === "limit" && result.status === "failed");
+  const differs = ids((result) => result.kind === "conformance" && result.status === "failed");
+  const summary = summarize(report.results, report.conformance);
   lines.push("");
+  if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
+  if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
+  if (differs.length > 0)
+    lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance"}`);
   lines.push(
-    `audit: ${count((r) => r.status === "passed")} passed, ${count(isRegression)} failed, ${count((r) => r.status === "skipped")} skipped`,
+    `audit: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped${summary.notApplicable === 0 ? "" : `, ${summary.notApplicable} not applicable`}`,
   );
   return `${lines.join("\n")}\n`;
 }
 
-function verdict(result: PropertyResult): string {
-  if (result.kind === "limit") return result.status === "failed" ? "known limit" : result.status === "passed" ? "passed (limit closed)" : "skipped";
-  return result.status === "failed" ? "FAILED" : result.status;
+/** What the names in a counterexample stand for (sandbox.ts lays them out). */
+const SANDBOX_LEGEND = [
+  "legend: ws is the workspace root; outside/ and the similar-prefix siblings",
+  `  ${SIMILAR_PREFIX_SUFFIXES.map((suffix, index) => `${JSON.stringify(`ws${suffix}`)} (sibling${index})`).join(", ")}`,
+  "  hold canaries that must be neither read nor changed; $BOX is the absolute path of the directory",
+  "  holding them all, $root, $outside, $siblingN the absolute path of each; guard directories",
+  "  (g/g/g/g/) above $BOX keep a path with a few .. too many inside the sandbox.",
+  "",
+];
+
+function verdict(result: PropertyResult, conformance: boolean): string {
+  if (result.status === "skipped") return "skipped";
+  if (result.status === "not-applicable") return "not applicable";
+  if (result.kind === "limit") return result.status === "failed" ? "known limit" : "passed (limit closed)";
+  if (result.kind === "conformance" && !conformance) return result.status === "failed" ? "differs" : "passed";
+  return result.status === "failed" ? "FAILED" : "passed";
 }
 
 function failureDetail(result: PropertyResult, replay: string | undefined): string[] {
@@ -106,8 +180,4 @@ function failureDetail(result: PropertyResult, replay: string | undefined): stri
     ...indent(result.counterexample ?? "(none)"),
     ...(replay === undefined ? [] : [`    replay: ${replay}`]),
   ];
-}
-
-function shellWord(text: string): string {
-  return /^[\w./@:-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }

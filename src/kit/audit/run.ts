@@ -3,13 +3,14 @@
  *
  * Promises: a property whose exports are missing is `skipped`; otherwise fast-check runs it with the
  * given seed and budget, and a failure carries the shrunk counterexample (rendered for a reader), the
- * reason, and the seed and path that replay exactly that case. A run that exceeds `timeoutMs` fails
- * rather than hanging the audit.
+ * reason, and the seed and path that replay exactly that case. A case that does not answer within
+ * `timeoutMs` fails as a hang, with that case (unshrunk) as the counterexample, rather than stalling
+ * the audit; the sandbox it held is removed when the property is done.
  * Does not promise: isolation from a target that corrupts process state (a fork that `chdir`s or
  * patches globals affects later properties).
  */
 import fc from "fast-check";
-import { type AuditProperty, type Gate, disposeIdleSandboxes } from "./property.js";
+import { type AuditProperty, type Gate, type PropertyKind, Violation, disposeSandboxes } from "./property.js";
 import type { AuditTarget } from "./target.js";
 
 export interface RunOptions {
@@ -19,15 +20,24 @@ export interface RunOptions {
   path?: string;
   /** Stop at the first failing case without shrinking it: enough to prove a property catches a bug. */
   stopAtFirstFailure?: boolean;
+  /** How long one case may take before it counts as a hang (default `DEFAULT_CASE_TIMEOUT_MS`). */
   timeoutMs?: number;
+  /** Called as each case starts, with how many have started (shrinking included). */
+  onCase?: (started: number) => void;
 }
+
+/**
+ * `skipped`: the target lacks an export the property needs (`missing`); `not-applicable`: the property
+ * cannot judge this target or platform (`reason`). Neither checked anything.
+ */
+export type PropertyStatus = "passed" | "failed" | "skipped" | "not-applicable";
 
 export interface PropertyResult {
   id: string;
   gate: Gate;
-  kind: "guarantee" | "limit";
+  kind: PropertyKind;
   title: string;
-  status: "passed" | "failed" | "skipped";
+  status: PropertyStatus;
   runs: number;
   timeMs: number;
   seed: number;
@@ -40,23 +50,37 @@ export interface PropertyResult {
 
 // Long enough for a run of sequences.bash on a loaded 2-core machine; short enough that a fork whose
 // tool hangs (a FIFO read without O_NONBLOCK) fails instead of stalling the audit.
-export const DEFAULT_RUN_TIMEOUT_MS = 60_000;
+export const DEFAULT_CASE_TIMEOUT_MS = 60_000;
 
 export async function runProperty<T>(property: AuditProperty<T>, target: AuditTarget, options: RunOptions): Promise<PropertyResult> {
   const common = { id: property.id, gate: property.gate, kind: property.kind, title: property.title, seed: options.seed };
   const missing = property.needs.filter((name) => target[name] === undefined);
   if (missing.length > 0) return { ...common, status: "skipped", runs: 0, timeMs: 0, missing };
-  const started = performance.now();
+  const notApplicable = property.notApplicable?.(target);
+  if (notApplicable !== undefined) return { ...common, status: "not-applicable", runs: 0, timeMs: 0, reason: notApplicable };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS;
+  let started = 0;
+  let hung = false;
+  const predicate = async (value: T) => {
+    // After a hang, every shrink candidate would wait out the timeout too: passing them all keeps the
+    // case that hung as the counterexample, and its path replays it.
+    if (hung) return;
+    options.onCase?.(++started);
+    if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
+      hung = true;
+      throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`);
+    }
+  };
+  const startedAt = performance.now();
   const details = await fc
-    .check(fc.asyncProperty(property.arbitrary, (value) => property.check(target, value)), {
+    .check(fc.asyncProperty(property.arbitrary, predicate), {
       seed: options.seed,
       numRuns: options.runs,
-      timeout: options.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
       ...(options.path === undefined ? {} : { path: options.path }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
     })
-    .finally(disposeIdleSandboxes);
-  const timeMs = Math.round(performance.now() - started);
+    .finally(disposeSandboxes);
+  const timeMs = Math.round(performance.now() - startedAt);
   if (!details.failed) return { ...common, status: "passed", runs: details.numRuns, timeMs };
   const [value] = details.counterexample ?? [];
   return {
@@ -68,6 +92,20 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     reason: describeFailure(details.errorInstance),
     ...(details.counterexamplePath === null ? {} : { path: details.counterexamplePath }),
   };
+}
+
+const TIMED_OUT = Symbol("timed out");
+
+async function withTimeout<R>(promise: Promise<R>, ms: number): Promise<R | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function describeFailure(error: unknown): string {

@@ -20,6 +20,7 @@ import { TOCTOU_USAGE, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
 import { type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
+import { renderTimelineSvg } from "./timeline-svg.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 
 export const TEMP_PREFIX = "workspace-gates-toctou-";
@@ -58,6 +59,10 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
       report = await runDeterministic(run);
       io.stdout(renderDeterministicSummary(report));
       code = deterministicExitCode(report);
+      if (plan.svg !== undefined) {
+        await writeFile(plan.svg, renderTimelineSvg(report));
+        narrate(`timeline written to ${plan.svg}`);
+      }
     } else {
       report = await runRace({ ...run, budget: plan.budget });
       io.stdout(renderRaceSummary(report));

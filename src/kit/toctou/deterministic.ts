@@ -34,6 +34,16 @@ const QUOTE_MAX = 60;
 
 export type ScenarioOutcome = "escaped" | "contained" | "no-check";
 
+/**
+ * One moment of a scenario, in milliseconds since the tool was called: the check the trap saw, the
+ * attacker's swap right after it, and the tool's answer, by which time it has used the path.
+ */
+export interface TimelineEvent {
+  step: "call" | "check" | "swap" | "answer";
+  atMs: number;
+  what: string;
+}
+
 export interface DeterministicScenario {
   tool: "read" | "write";
   input: { path: string; content?: string };
@@ -44,6 +54,8 @@ export interface DeterministicScenario {
   evidence: string;
   /** What this scenario changed outside the workspace, whatever the outcome. */
   sideEffects: SideEffects;
+  /** The run's own events, in the order they happened (timeline-svg.ts draws them). */
+  timeline: TimelineEvent[];
 }
 
 export interface DeterministicReport {
@@ -142,32 +154,39 @@ async function runScenario(plan: Plan, { box, tools, narrate }: DeterministicRun
   narrate(`${plan.tool} ${JSON.stringify(plan.input.path)}`);
   narrate(`  1. setup   ${plan.setup}`);
   let check = null as DeterministicScenario["check"];
+  const start = performance.now();
+  const timeline: TimelineEvent[] = [];
+  const record = (step: TimelineEvent["step"], what: string) => timeline.push({ step, atMs: performance.now() - start, what });
+  record("call", `${plan.tool} ${JSON.stringify(plan.input.path)}`);
   const result = await withRealpathTrap(
     {
       springsOn: (path, answer) => isInside(arena.contested, path) && isInside(box.root, answer),
       async move(path, answer) {
         check = { path, answer };
+        record("check", `realpath(${shown(path)}) = ${shown(answer)}: inside`);
         narrate(`  2. check   realpath(${shown(path)}) = ${shown(answer)}, inside the workspace: check passed`);
         await swapInLink(arena);
+        record("swap", `ws/${plan.contestedName} -> ${shown(arena.outsideTarget)}`);
         narrate(`  3. swap    attacker moves ws/${plan.contestedName} aside and renames a symlink into its place: ws/${plan.contestedName} -> ${shown(arena.outsideTarget)}`);
       },
     },
     () => tools[plan.tool].execute(plan.input),
   );
+  record("answer", quoteShort(result.content));
   const sideEffects = await sideEffectsSince(box, outsideBefore);
   const outsideLine = `outside side effects outside the workspace: ${describeSideEffects(sideEffects)}${sideEffects.examples.map((example) => `\n             ${example}`).join("")}`;
   if (check === null) {
     narrate(`  2. check   none seen: the tool never asked realpath about ws/${plan.contestedName}, so the attacker had no moment to move`);
     narrate(`  3. result  ${quoteShort(result.content)}; no verdict`);
     narrate(`  4. ${outsideLine}`);
-    return { tool: plan.tool, input: plan.input, check, result, outcome: "no-check", evidence: "no check was seen", sideEffects };
+    return { tool: plan.tool, input: plan.input, check, result, outcome: "no-check", evidence: "no check was seen", sideEffects, timeline };
   }
   narrate(`  4. use     ${plan.use}`);
   const { escaped, evidence } = await plan.findEvidence(result, arena, box);
   narrate(`  5. result  the tool answered ${quoteShort(result.content)}${result.isError === true ? " (an error)" : ""}`);
   narrate(`             ${evidence}: ${escaped ? "ESCAPED" : "contained"}`);
   narrate(`  6. ${outsideLine}`);
-  return { tool: plan.tool, input: plan.input, check, result, outcome: escaped ? "escaped" : "contained", evidence, sideEffects };
+  return { tool: plan.tool, input: plan.input, check, result, outcome: escaped ? "escaped" : "contained", evidence, sideEffects, timeline };
 }
 
 /** A one-line JSON quote of `text`, cut to a readable length with an ellipsis when longer. */

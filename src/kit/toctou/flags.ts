@@ -18,7 +18,7 @@ const MAX_SECONDS = 3_600;
 const WHOLE_NUMBER = { shape: /^\d+$/, name: "whole number" };
 const DECIMAL_NUMBER = { shape: /^\d+(\.\d+)?$/, name: "number" };
 
-export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME] [--attempts N] [--seconds S] [--json FILE]
+export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME] [--attempts N] [--seconds S] [--json FILE] [--svg FILE]
 
 Shows the window between the tools' path check and their use of the path: a directory inside the
 workspace is swapped for a symlink to a canary directory outside. The chapter's read and write follow
@@ -32,6 +32,7 @@ at the end (also on Ctrl-C).
   --attempts N          race only: stop after N tool calls (default ${DEFAULT_RACE_BUDGET.attempts})
   --seconds S           race only: stop after S seconds (default ${DEFAULT_RACE_BUDGET.seconds}, at most ${MAX_SECONDS})
   --json FILE           also write the report as JSON to FILE
+  --svg FILE            deterministic only: draw the run's check / swap / use timeline as SVG to FILE
   -h, --help            show this help
 
 Exit status: 0 nothing escaped and nothing changed outside, 1 content escaped or something changed
@@ -41,7 +42,7 @@ run that saw no check to strike after), 128+N interrupted by signal N (130 for C
 
 export type ToctouPlan =
   | { help: true }
-  | { help: false; mode: "deterministic"; tools: string; json: string | undefined }
+  | { help: false; mode: "deterministic"; tools: string; json: string | undefined; svg: string | undefined }
   | { help: false; mode: "race"; tools: string; json: string | undefined; budget: RaceBudget };
 
 export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
@@ -53,6 +54,7 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
       attempts: { type: "string" },
       seconds: { type: "string" },
       json: { type: "string" },
+      svg: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -63,9 +65,10 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
   if (mode === "deterministic") {
     if (values.attempts !== undefined || values.seconds !== undefined)
       throw new UsageError("--attempts and --seconds bound a race; they apply to --mode race only");
-    return { help: false, mode, tools, json: values.json };
+    return { help: false, mode, tools, json: values.json, svg: values.svg };
   }
   if (mode !== "race") throw new UsageError(`unknown mode "${mode}"; use deterministic or race`);
+  if (values.svg !== undefined) throw new UsageError("--svg draws the timeline of one check and one swap; it applies to --mode deterministic only");
   const budget: RaceBudget = {
     attempts: values.attempts === undefined ? DEFAULT_RACE_BUDGET.attempts : positive("--attempts", values.attempts, WHOLE_NUMBER, MAX_ATTEMPTS),
     seconds: values.seconds === undefined ? DEFAULT_RACE_BUDGET.seconds : positive("--seconds", values.seconds, DECIMAL_NUMBER, MAX_SECONDS),

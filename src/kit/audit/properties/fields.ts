@@ -1,32 +1,43 @@
 /**
- * Gate 2 seen from outside: every tool answers any JSON value, and answers it the chapter's way.
+ * Gate 2 seen from outside: every tool answers any JSON value, refuses what it cannot use, and acts
+ * on what it can.
  *
- * - `fields.tools`: for any input, `execute` resolves; when a required field is not a string (or the
- *   input is not a plain object) the answer is exactly the chapter's `invalid <tool> input` error, and
- *   otherwise it is not. Path and command strings are replaced by harmless ones before the call: this
- *   property is about shapes, and a generated string must never become a shell command.
+ * - `fields.tools` (guarantee, judged on behaviour): for any input, `execute` resolves; when a required
+ *   field is not a string (or the input is not a plain object) the answer is `isError` and nothing was
+ *   done with it (no file named after the value was read, nothing in the workspace changed); valid
+ *   input is acted on (read returns the file, write writes it, bash runs). Path and command strings are
+ *   replaced by harmless ones before the call: this property is about shapes, and a generated string
+ *   must never become a shell command.
+ * - `conformance.fields` (conformance): the refusal is exactly the chapter's text
+ *   (`INVALID_READ_INPUT`, … in src/gates/messages.ts), and valid input never gets it.
  * - `fields.rootFromInput`: extra fields that name another root or working directory (`root`, `cwd`,
  *   …) pointing outside are ignored: the root comes from construction, never from tool input.
  * - `fields.nulBytes`: a path with a NUL byte is refused by read and write, never cut or cleaned
  *   into another path (no OS path can hold NUL, so such input is malformed, not a file name).
  */
 import fc from "fast-check";
+import { readFile, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { showValue } from "../show.js";
+import type { AuditTarget } from "../target.js";
 import { SECRET } from "../../sandbox/sandbox.js";
 import { type Area, areaPath } from "../../sandbox/tree.js";
 import { area, nulCandidate } from "../arbitraries.js";
+import { INVALID_BASH_INPUT, INVALID_READ_INPUT, INVALID_WRITE_INPUT } from "../../../gates/messages.js";
+import type { ToolResult } from "../../../gates/tool.js";
 
-const INVALID: Record<ToolName, string> = {
-  read: "invalid read input: path must be a string",
-  write: "invalid write input: path and content must be strings",
-  bash: "invalid bash input: command must be a string",
-};
+const INVALID: Record<ToolName, string> = { read: INVALID_READ_INPUT, write: INVALID_WRITE_INPUT, bash: INVALID_BASH_INPUT };
 
 const REQUIRED: Record<ToolName, readonly string[]> = { read: ["path"], write: ["path", "content"], bash: ["command"] };
 
 type ToolName = "read" | "write" | "bash";
 
 const toolName = fc.constantFrom<ToolName>("read", "write", "bash");
+
+/** The file every valid path names, and what it holds before the call. */
+const PROBE_FILE = "field-gate-probe.txt";
+const PROBE_CONTENT = "PROBE-7c1e: the field gate's probe file";
 
 /** Any value, or an object whose known fields hold any value, in the shapes JSON and JS can produce. */
 const anyInput = fc.oneof(
@@ -46,26 +57,99 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
 function defuse(input: unknown): unknown {
   if (!isPlainRecord(input)) return input;
   const copy: Record<string, unknown> = Object.assign(Object.create(Object.getPrototypeOf(input) as object | null) as object, input);
-  if (typeof copy.path === "string") copy.path = "field-gate-probe.txt";
+  if (typeof copy.path === "string") copy.path = PROBE_FILE;
   if (typeof copy.command === "string") copy.command = "true";
   return copy;
 }
 
-export const fieldsTools: AuditProperty<{ tool: ToolName; input: unknown }> = {
+/**
+ * The file a tool that coerces a non-string path (`String(path)`, the "non-string input" mistake) would
+ * open: a plain name the sandbox can hold, or undefined.
+ */
+function coercedName(input: unknown): string | undefined {
+  if (!isPlainRecord(input) || input.path === undefined || typeof input.path === "string") return undefined;
+  let name: string;
+  try {
+    name = String(input.path);
+  } catch {
+    return undefined;
+  }
+  return /^[^/\0]{1,100}$/.test(name) && name !== "." && name !== ".." ? name : undefined;
+}
+
+interface FieldsCase {
+  tool: ToolName;
+  input: unknown;
+}
+
+interface FieldsCall {
+  valid: boolean;
+  result: ToolResult;
+  /** The workspace's names and file contents before the call. */
+  before: Map<string, string>;
+  after: () => Promise<Map<string, string>>;
+}
+
+async function contents(dir: string): Promise<Map<string, string>> {
+  const names = (await readdir(dir)).sort();
+  return new Map(await Promise.all(names.map(async (name) => [name, await readFile(join(dir, name), "utf8").catch(() => "(not a file)")] as const)));
+}
+
+/** Calls `tool` with `input` in a workspace holding the probe file (and the coerced name's twin). */
+async function callWithProbes(target: AuditTarget, { tool, input }: FieldsCase, judge: (call: FieldsCall) => Promise<void>): Promise<void> {
+  await inSandbox(async (box) => {
+    const coerced = coercedName(input);
+    for (const name of [PROBE_FILE, ...(coerced === undefined ? [] : [coerced])]) await writeFile(join(box.root, name), PROBE_CONTENT);
+    const before = await contents(box.root);
+    const result = await execute(toolsOf(target, box.root)[tool], input);
+    const valid = isPlainRecord(input) && REQUIRED[tool].every((field) => typeof input[field] === "string");
+    await judge({ valid, result, before, after: () => contents(box.root) });
+  });
+}
+
+const fieldsCase = fc.record({ tool: toolName, input: anyInput.map(defuse) });
+const renderFieldsCase = ({ tool, input }: FieldsCase) => `${tool}.execute(${showValue(input)})`;
+
+export const fieldsTools: AuditProperty<FieldsCase> = {
   id: "fields.tools",
   gate: "stringField",
   kind: "guarantee",
-  title: "any input is answered, with the chapter's message exactly when a field is not a string",
+  title: "any input is answered; a field that is not a string is refused (isError) and nothing is done with it",
   needs: ["createWorkspaceTools"],
-  arbitrary: fc.record({ tool: toolName, input: anyInput.map(defuse) }),
-  render: ({ tool, input }) => `${tool}.execute(${fc.stringify(input)})`,
-  async check(target, { tool, input }) {
-    await inSandbox(async (box) => {
-      const result = await execute(toolsOf(target, box.root)[tool], input);
-      const valid = isPlainRecord(input) && REQUIRED[tool].every((field) => typeof input[field] === "string");
-      if (!valid && (result.content !== INVALID[tool] || result.isError !== true))
-        violation(`expected { content: ${JSON.stringify(INVALID[tool])}, isError: true }, got ${JSON.stringify(result)}`);
-      if (valid && result.content === INVALID[tool]) violation(`refused valid input as invalid`);
+  arbitrary: fieldsCase,
+  render: renderFieldsCase,
+  async check(target, value) {
+    await callWithProbes(target, value, async ({ valid, result, before, after }) => {
+      const { tool, input } = value;
+      if (!valid) {
+        if (result.isError !== true) violation(`answered ${showValue(result)} to invalid input instead of refusing it with isError`);
+        if (String(result.content).includes(PROBE_CONTENT)) violation(`refused, but read a file named after the value first: ${showValue(result)}`);
+        const now = await after();
+        if (showValue([...now]) !== showValue([...before])) violation(`refused, but the workspace changed: ${showValue([...before])} became ${showValue([...now])}`);
+        return;
+      }
+      if (result.isError === true) violation(`refused valid input: ${showValue(result)}`);
+      if (tool === "read" && result.content !== PROBE_CONTENT) violation(`read of the probe file answered ${showValue(result)}`);
+      if (tool === "write" && (await after()).get(PROBE_FILE) !== (input as { content: string }).content)
+        violation(`write reported success (${showValue(result)}) but the probe file does not hold the content`);
+    });
+  },
+};
+
+export const conformanceFields: AuditProperty<FieldsCase> = {
+  id: "conformance.fields",
+  gate: "stringField",
+  kind: "conformance",
+  title: "invalid input is refused with the chapter's exact text, and only invalid input",
+  needs: ["createWorkspaceTools"],
+  arbitrary: fieldsCase,
+  render: renderFieldsCase,
+  async check(target, value) {
+    await callWithProbes(target, value, async ({ valid, result }) => {
+      const expected = INVALID[value.tool];
+      if (!valid && (result.content !== expected || result.isError !== true))
+        violation(`expected ${showValue({ content: expected, isError: true })}, got ${showValue(result)}`);
+      if (valid && result.content === expected) violation(`refused valid input with ${showValue(expected)}`);
     });
   },
 };

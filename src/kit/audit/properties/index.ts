@@ -1,13 +1,13 @@
-/** Every audit property, in report order: the field gate, the path gate, the size gate, the limits. */
+/** Every audit property, in report order: the field gate, the path gate, the size gate, the limits, the chapter's texts. */
 import type { AuditProperty } from "../property.js";
 import { containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
-import { fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
+import { conformanceFields, fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
 import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
 import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
 import { sequencesBash } from "./sequences.js";
-import { truncationRead } from "./truncation.js";
+import { conformanceTruncation, truncationRead } from "./truncation.js";
 
 export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   fieldsTools,
@@ -24,4 +24,6 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   sequencesBash,
   truncationRead,
   limitsHardlink,
+  conformanceFields,
+  conformanceTruncation,
 ];

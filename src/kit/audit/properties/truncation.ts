@@ -1,12 +1,24 @@
 /**
- * Gate 4 for size, through the read tool: for any length, the answer is the whole file up to 16 000
- * characters, and beyond that exactly the first 8 000, the marker with the exact count of dropped
- * characters, and the last 8 000. The oracle is the chapter's rule stated over the generated string.
+ * Gate 4 for size, through the read tool, for any length of file up to four times the budget:
+ * - `truncation.read` (guarantee): up to 16 000 characters the answer is the whole file; beyond, it
+ *   starts with exactly the first 8 000 characters, ends with exactly the last 8 000, and between them
+ *   says how many were dropped (the exact count, as a number) in at most `MAX_NOTICE_CHARS`
+ *   characters: the dropped text itself is not there.
+ * - `conformance.truncation` (conformance): what stands between them is exactly the chapter's
+ *   `\n[truncated N characters]\n` (`truncationMarker` in src/gates/truncate.ts).
  */
 import fc from "fast-check";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { showDifference, showValue } from "../show.js";
+import type { AuditTarget } from "../target.js";
+import { MAX_READ_CHARS, truncationMarker } from "../../../gates/truncate.js";
+
+const HEAD_CHARS = 8_000;
+const TAIL_CHARS = MAX_READ_CHARS - HEAD_CHARS;
+/** Room for a notice in any wording; far less than the smallest cut (one character past the budget is 8 001 short). */
+export const MAX_NOTICE_CHARS = 200;
 
 interface TruncationCase {
   length: number;
@@ -28,30 +40,60 @@ function contentOf({ length: size, alphabet: chars }: TruncationCase): string {
   return text.slice(0, size).replace(/[\uD800-\uDBFF]$/, "a");
 }
 
+const render = (value: TruncationCase) => `read of a file of ${value.length} characters drawn from ${showValue(value.alphabet)}`;
+
+/** Reads a file of the case's content through the target's read tool. */
+async function readBack(target: AuditTarget, value: TruncationCase, judge: (content: string, answer: unknown, isError: boolean) => void): Promise<void> {
+  await inSandbox(async (box) => {
+    const content = contentOf(value);
+    await writeFile(join(box.root, "file.txt"), content);
+    const result = await execute(toolsOf(target, box.root).read, { path: "file.txt" });
+    judge(content, result.content, result.isError === true);
+  });
+}
+
 export const truncationRead: AuditProperty<TruncationCase> = {
   id: "truncation.read",
   gate: "truncation",
   kind: "guarantee",
-  title: "read keeps 8 000 + 8 000 characters and reports the exact number dropped",
+  title: "read keeps the first and last 8 000 characters and says how many it dropped",
   needs: ["createWorkspaceTools"],
   arbitrary: fc.record({ length, alphabet }),
-  render: (value) => `read of a file of ${value.length} characters drawn from ${JSON.stringify(value.alphabet)}`,
+  render,
   async check(target, value) {
-    await inSandbox(async (box) => {
-      const content = contentOf(value);
-      await writeFile(join(box.root, "file.txt"), content);
-      const result = await execute(toolsOf(target, box.root).read, { path: "file.txt" });
-      const expected =
-        content.length <= 16_000
-          ? content
-          : [content.slice(0, 8_000), `[truncated ${content.length - 16_000} characters]`, content.slice(content.length - 8_000)].join("\n");
-      if (result.isError === true || result.content !== expected)
-        violation(`for ${content.length} characters expected ${describe(expected)}, got ${describe(String(result.content))}`);
+    await readBack(target, value, (content, answer, isError) => {
+      if (isError || typeof answer !== "string") violation(`answered ${showValue({ content: answer, isError })} instead of the file`);
+      if (content.length <= MAX_READ_CHARS) {
+        if (answer !== content) violation(`a file within the budget came back changed, ${showDifference(content, answer)}`);
+        return;
+      }
+      const head = content.slice(0, HEAD_CHARS);
+      const tail = content.slice(content.length - TAIL_CHARS);
+      if (!answer.startsWith(head)) violation(`the head is not the file's first ${HEAD_CHARS} characters, ${showDifference(head, answer)}`);
+      if (!answer.endsWith(tail) || answer.length < HEAD_CHARS + TAIL_CHARS)
+        violation(`the tail is not the file's last ${TAIL_CHARS} characters, ${showDifference([...tail].reverse().join(""), [...answer].reverse().join(""))} (both read backwards)`);
+      const notice = answer.slice(HEAD_CHARS, answer.length - TAIL_CHARS);
+      const dropped = content.length - MAX_READ_CHARS;
+      if (notice.length > MAX_NOTICE_CHARS) violation(`${notice.length} characters between the head and the tail, more than a notice (${MAX_NOTICE_CHARS})`);
+      if (!new RegExp(`(^|\\D)${dropped}(\\D|$)`).test(notice))
+        violation(`dropped ${dropped} characters without saying how many: between the head and the tail stands ${showValue(notice)}`);
     });
   },
 };
 
-function describe(text: string): string {
-  const marker = /\[truncated \d+ characters\]/.exec(text)?.[0] ?? "no marker";
-  return `${text.length} characters (${marker})`;
-}
+export const conformanceTruncation: AuditProperty<TruncationCase> = {
+  id: "conformance.truncation",
+  gate: "truncation",
+  kind: "conformance",
+  title: "a cut read carries the chapter's exact marker line between head and tail",
+  needs: ["createWorkspaceTools"],
+  arbitrary: fc.record({ length: fc.integer({ min: 16_001, max: 40_000 }), alphabet }),
+  render,
+  async check(target, value) {
+    await readBack(target, value, (content, answer) => {
+      const dropped = content.length - MAX_READ_CHARS;
+      const expected = `${content.slice(0, HEAD_CHARS)}\n${truncationMarker(dropped)}\n${content.slice(content.length - TAIL_CHARS)}`;
+      if (answer !== expected) violation(`expected the marker ${showValue(`\n${truncationMarker(dropped)}\n`)} after the head, ${showDifference(expected, String(answer))}`);
+    });
+  },
+};

@@ -1,16 +1,16 @@
 /**
- * The kill matrix as data and as the README table: which audit properties fail each vulnerable
- * variant. `npm run kill-matrix` writes the data from real audit runs and the table from the data;
- * nothing here is typed by hand, and the kill-matrix test checks README against the data.
+ * The kill matrix as data and as a table in docs/lessons/README.md: which audit properties fail each
+ * vulnerable variant. `npm run kill-matrix` writes the data from real audit runs and the table from
+ * the data; nothing here is typed by hand, and the kill-matrix test checks the page against the data.
  */
-import type { ReadmeSection } from "./readme-section.js";
+import type { GeneratedSection } from "./generated-section.js";
 
 export const KILL_MATRIX_FILE = "fixtures/kill-matrix.json";
 
 /** Runs a property may take to catch a variant its catalogue entry names (the kill-matrix test's). */
 export const KILL_BUDGET = 300;
 
-export const KILL_MATRIX_SECTION: ReadmeSection = { name: "kill-matrix", command: "npm run kill-matrix" };
+export const KILL_MATRIX_SECTION: GeneratedSection = { file: "docs/lessons/README.md", name: "kill-matrix", command: "npm run kill-matrix" };
 
 export interface KillMatrix {
   seed: number;

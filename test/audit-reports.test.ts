@@ -1,0 +1,135 @@
+// The reports CI systems read, checked the way those systems read them: SARIF against the official
+// 2.1.0 schema (as shipped by @microsoft/jest-sarif), JUnit through a real XML parser.
+import AjvModule from "ajv-draft-04";
+import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
+import { JSON_SCHEMA_VERSION } from "../src/kit/audit/report.js";
+import { toJUnit, toSarif } from "../src/kit/audit/report-formats.js";
+import { cli as runCli } from "./support/cli.js";
+
+const require = createRequire(import.meta.url);
+const schemaFile = require.resolve("@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json");
+
+const cli = (...argv: string[]) => runCli(argv);
+
+// htmlEntities: decode numeric character references (&#10; in an attribute) as an XML reader does.
+const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", htmlEntities: true, isArray: (name) => name === "testcase" || name === "property" });
+
+interface JUnitCase {
+  classname: string;
+  name: string;
+  failure?: { "#text": string; message: string; type: string };
+  skipped?: { message: string };
+  "system-out"?: string;
+}
+
+function parseJUnit(xml: string) {
+  expect(XMLValidator.validate(xml)).toBe(true);
+  const suites = (parser.parse(xml) as { testsuites: Record<string, unknown> & { testsuite: Record<string, string> & { testcase: JUnitCase[] } } }).testsuites;
+  return { suites, cases: new Map(suites.testsuite.testcase.map((testcase) => [testcase.name, testcase])) };
+}
+
+let scratch: string;
+let validateSarif: (log: unknown) => boolean;
+let errors: () => unknown;
+const files = { json: "", junit: "", sarif: "" };
+let fork: { code: number; stdout: string };
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "workspace-gates-reports-test-"));
+  // A CommonJS module with its class on `default`: NodeNext types see the namespace.
+  const Ajv = AjvModule as unknown as typeof AjvModule.default;
+  // unicodeRegExp off: the schema's language pattern is not a valid regular expression under the u flag.
+  const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
+  const validate = ajv.compile(JSON.parse(await readFile(schemaFile, "utf8")) as object);
+  validateSarif = (log) => validate(log) as boolean;
+  errors = () => validate.errors;
+  Object.assign(files, { json: join(scratch, "a.json"), junit: join(scratch, "a.xml"), sarif: join(scratch, "a.sarif") });
+  const only = "isInside.posix,truncation.read,limits.hardlink";
+  fork = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", only, "--seed", "2", "--runs", "30", "--json", files.json, "--junit", files.junit, "--sarif", files.sarif);
+}, 120_000);
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe("--json", () => {
+  it("carries the schema version, the tool's version and the summary counts", async () => {
+    const { version } = JSON.parse(await readFile("package.json", "utf8")) as { version: string };
+    const report = JSON.parse(await readFile(files.json, "utf8")) as JsonReport;
+    expect(fork.code).toBe(1);
+    expect(report).toMatchObject({ schemaVersion: JSON_SCHEMA_VERSION, tool: { name: "workspace-gates", version }, conformance: false });
+    expect(report.summary).toEqual({ total: 3, passed: 1, failed: 1, skipped: 0, notApplicable: 0, knownLimits: 1, conformanceDiffers: 0 });
+  });
+});
+
+describe("--sarif", () => {
+  it("validates against the SARIF 2.1.0 schema, which refuses a broken log", async () => {
+    const log = JSON.parse(await readFile(files.sarif, "utf8")) as { version: string };
+    expect(validateSarif(log), JSON.stringify(errors())).toBe(true);
+    expect(validateSarif({ ...log, version: "2.0.0" })).toBe(false);
+    expect(validateSarif({ ...log, runs: [{ results: [] }] })).toBe(false);
+  });
+
+  it("has one result per failed guarantee, with the rule, the counterexample and the replay; none for a known limit", async () => {
+    const log = JSON.parse(await readFile(files.sarif, "utf8")) as {
+      runs: [{ tool: { driver: { rules: { id: string }[] } }; results: { ruleId: string; ruleIndex: number; level: string; message: { text: string }; locations: unknown[]; properties: Record<string, unknown> }[] }];
+    };
+    const [run] = log.runs;
+    expect(run.tool.driver.rules.map((rule) => rule.id)).toEqual(["isInside.posix", "truncation.read", "limits.hardlink"]);
+    expect(run.results.map((result) => [result.ruleId, result.level])).toEqual([["isInside.posix", "error"]]);
+    const [result] = run.results;
+    expect(run.tool.driver.rules[result?.ruleIndex as number]?.id).toBe("isInside.posix");
+    const replay = /^ {4}replay: (.+)$/m.exec(fork.stdout)?.[1] as string;
+    expect(result?.properties.replay).toBe(replay);
+    expect(result?.message.text).toContain(`\nreplay: ${replay}`);
+    expect(result?.message.text).toMatch(/\ncounterexample:\nisInside\("\/.*", "\/.*", path\.posix\)\n/);
+    expect(result?.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: "fixtures/vulnerable/similar-prefix.ts" } } }]);
+  });
+});
+
+describe("--junit", () => {
+  it("has one test case per property: the failure with counterexample and replay, the known limit passing with what it found", async () => {
+    const { suites, cases } = parseJUnit(await readFile(files.junit, "utf8"));
+    expect(suites).toMatchObject({ tests: "3", failures: "1", skipped: "0" });
+    expect([...cases.keys()]).toEqual(["isInside.posix", "truncation.read", "limits.hardlink"]);
+    const failure = cases.get("isInside.posix")?.failure;
+    expect(failure?.type).toBe("guarantee");
+    expect(failure?.["#text"]).toContain(`replay: ${/^ {4}replay: (.+)$/m.exec(fork.stdout)?.[1] as string}`);
+    expect(failure?.["#text"]).toMatch(/counterexample:\nisInside\(/);
+    expect(cases.get("truncation.read")).toEqual({ classname: "truncation", name: "truncation.read", time: expect.stringMatching(/^\d+\.\d{3}$/) });
+    expect(cases.get("limits.hardlink")?.failure).toBeUndefined();
+    expect(cases.get("limits.hardlink")?.["system-out"]).toMatch(/^known limit/);
+  });
+
+  it("marks skipped properties with the exports they need", async () => {
+    const module = join(scratch, "inside-only.mjs");
+    await writeFile(module, "export const isInside = () => false;\n");
+    const junit = join(scratch, "skipped.xml");
+    await cli("audit", module, "--only", "isInside.posix,containment.read", "--runs", "3", "--seed", "1", "--junit", junit);
+    const { suites, cases } = parseJUnit(await readFile(junit, "utf8"));
+    expect(suites).toMatchObject({ tests: "2", failures: "1", skipped: "1" });
+    expect(cases.get("containment.read")?.skipped?.message).toBe("needs createWorkspaceTools, which the module does not export");
+  });
+
+  it("escapes markup and writes characters XML cannot hold as \\u{…}", () => {
+    const report: AuditReport = {
+      target: 'm<&>"',
+      seed: 1,
+      runs: 1,
+      conformance: false,
+      results: [
+        { id: "fields.tools", gate: "stringField", kind: "guarantee", title: "t", status: "failed", runs: 1, timeMs: 5, seed: 1, reason: 'a\u0000b <x> & "q"\nnext', counterexample: "c\u001bd" },
+      ],
+    };
+    const { suites, cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", undefined));
+    expect(suites.testsuite.name).toBe('workspace-gates audit of m<&>"');
+    expect(cases.get("fields.tools")?.failure?.message).toBe('a\\u{0}b <x> & "q"\nnext');
+    expect(cases.get("fields.tools")?.failure?.["#text"]).toContain("counterexample:\nc\\u{1b}d");
+    expect(validateSarif(JSON.parse(toSarif(report, "npx workspace-gates audit", undefined)))).toBe(true);
+  });
+});

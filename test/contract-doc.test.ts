@@ -1,0 +1,29 @@
+// docs/contract.md says what the code does: its texts come from the code, and it names every property
+// and every name a counterexample uses.
+import { readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { CONTRACT_TEXTS_SECTION, renderContractTexts } from "./support/contract-texts.js";
+import { readSection, wrapSection } from "./support/generated-section.js";
+import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { SIMILAR_PREFIX_SUFFIXES } from "../src/kit/sandbox/sandbox.js";
+import * as messages from "../src/gates/messages.js";
+
+const doc = await readFile(CONTRACT_TEXTS_SECTION.file, "utf8");
+
+describe("docs/contract.md", () => {
+  it("quotes exactly the texts of src/gates/messages.ts (npm run contract-texts)", () => {
+    expect(readSection(doc, CONTRACT_TEXTS_SECTION)).toBe(wrapSection(CONTRACT_TEXTS_SECTION, renderContractTexts()));
+    // A message with a number in it is quoted with N in place of the number, as the table shows it.
+    for (const text of Object.values(messages)) expect(doc).toContain(`\`${JSON.stringify(typeof text === "string" ? text : text(0).replace("0", "N"))}\``);
+    expect(doc).toContain('`"\\n[truncated N characters]\\n"`');
+  });
+
+  it.each(PROPERTIES.map((property) => [property.id, property.kind] as const))("names %s (%s)", (id) => {
+    expect(doc).toContain(`\`${id}\``);
+  });
+
+  it("explains every sibling a counterexample may name", () => {
+    SIMILAR_PREFIX_SUFFIXES.forEach((suffix, index) => expect(doc, `sibling${index}`).toContain(`\`ws${suffix}\``));
+    expect(doc).toContain(`\`sibling0\` … \`sibling${SIMILAR_PREFIX_SUFFIXES.length - 1}\``);
+  });
+});

@@ -1,0 +1,71 @@
+// Every figure in docs/ comes from a script: each generated table equals what its script draws from
+// the committed figures, those figures say what the docs claim, and no tracked text file holds a
+// machine path or a six-figure line count of generated state, and every link between the pages resolves.
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile, readdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { BENCH_FILE, BENCH_SECTION, type BenchFigures, renderBench } from "./support/bench-table.js";
+import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
+import { RACE_FIGURES_FILE, RACE_SECTION, type RaceFigures, renderRaceFigures } from "./support/race-figures.js";
+
+const json = async <T>(path: string) => JSON.parse(await readFile(path, "utf8")) as T;
+
+describe("docs/toctou.md: the race figures", () => {
+  it("shows exactly the committed figures", async () => {
+    expect(await readSectionFromFile(RACE_SECTION)).toBe(wrapSection(RACE_SECTION, renderRaceFigures(await json<RaceFigures>(RACE_FIGURES_FILE))));
+  });
+
+  it("were measured on both tool sets: the chapter's escaped and left files outside, the verified tools did neither", async () => {
+    const { runs } = await json<RaceFigures>(RACE_FIGURES_FILE);
+    const run = (tools: string) => runs.find((candidate) => candidate.tools === tools);
+    expect(run("chapter")?.write.escapes).toBeGreaterThan(0);
+    expect(run("chapter")?.sideEffects.filesWithContent).toBe(run("chapter")?.write.escapes);
+    expect(run("verified")?.read.escapes).toBe(0);
+    expect(run("verified")?.write.escapes).toBe(0);
+    expect(run("verified")?.sideEffects).toEqual({ filesWithContent: 0, emptyFiles: 0, directories: 0, other: 0 });
+    // docs/toctou.md: the verified tools "make fewer calls in the same time".
+    const calls = (tools: string) => (run(tools)?.read.calls ?? 0) + (run(tools)?.write.calls ?? 0);
+    expect(calls("verified")).toBeLessThan(calls("chapter"));
+  });
+});
+
+describe("docs/bench.md: the cost of the gates", () => {
+  it("shows exactly the committed figures, and says on what machine", async () => {
+    const figures = await json<BenchFigures>(BENCH_FILE);
+    expect(figures.rows.length).toBeGreaterThan(0);
+    expect(await readSectionFromFile(BENCH_SECTION)).toBe(wrapSection(BENCH_SECTION, renderBench(figures)));
+  });
+});
+
+describe("generated state stays out of the repository", () => {
+  const tracked = execFileSync("git", ["ls-files", "-z"], { encoding: "utf8" }).split("\0").filter((file) => file !== "");
+  const TEXT = /\.(ts|mts|mjs|js|json|md|yml|yaml|svg)$|^\.ci\/run$|^\.gitignore$/;
+
+  it("no tracked text file holds an absolute path of a development machine, or 100 000 lines", async () => {
+    const machinePath = /\/(?:work|home|Users|root)\/[\w.-]+\//;
+    const found: string[] = [];
+    for (const file of tracked.filter((candidate) => TEXT.test(candidate))) {
+      const text = await readFile(file, "utf8").catch(() => "");
+      const match = machinePath.exec(text);
+      if (match !== null) found.push(`${file}: ${match[0]}`);
+      if (text.split("\n").length >= 100_000) found.push(`${file}: ${text.split("\n").length} lines`);
+    }
+    expect(found).toEqual([]);
+  });
+});
+
+describe("the documentation's links", () => {
+  it("every relative link in README.md, SECURITY.md and docs/ names a file that exists", async () => {
+    const pages = ["README.md", "SECURITY.md", ...(await readdir("docs", { recursive: true })).filter((file) => file.endsWith(".md")).map((file) => join("docs", file))];
+    const broken: string[] = [];
+    for (const page of pages) {
+      for (const [, target = ""] of (await readFile(page, "utf8")).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        if (!existsSync(join(dirname(page), target))) broken.push(`${page}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});

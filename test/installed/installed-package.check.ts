@@ -1,0 +1,139 @@
+/**
+ * The package the way users meet it: `npm pack`, installed into a fresh project that has none of this
+ * repository's devDependencies, and driven through `node_modules/.bin/workspace-gates`. .ci/run runs
+ * it (`npm run test:installed`); it needs the npm registry, for the package's own dependencies.
+ *
+ * Every command runs with a private TMPDIR that must be empty afterwards: no audit leaves a sandbox.
+ */
+import { execFile } from "node:child_process";
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TSX_MISSING } from "../../src/kit/audit/target.js";
+import { EXAMPLE_FINDING, arbitrariesExample } from "../support/doc-example.js";
+
+const run = promisify(execFile);
+
+let scratch: string;
+let consumer: string;
+let privateTmp: string;
+let version: string;
+
+/** The environment of a user's shell: none of npm's script variables, a TMPDIR of the test's own. */
+function userEnv(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")));
+  return { ...env, TMPDIR: privateTmp };
+}
+
+async function inConsumer(file: string, args: readonly string[]) {
+  try {
+    const { stdout, stderr } = await run(file, [...args], { cwd: consumer, env: userEnv(), maxBuffer: 1 << 24 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+    if (typeof failed.code !== "number") throw error;
+    return { code: failed.code, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
+  }
+}
+
+const gates = (...args: string[]) => inConsumer(join(consumer, "node_modules", ".bin", "workspace-gates"), args);
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "workspace-gates-installed-"));
+  consumer = join(scratch, "consumer");
+  privateTmp = join(scratch, "tmp");
+  await mkdir(consumer);
+  await mkdir(privateTmp);
+  version = (JSON.parse(await readFile("package.json", "utf8")) as { version: string }).version;
+  const { stdout } = await run("npm", ["pack", "--pack-destination", scratch], { maxBuffer: 1 << 24 });
+  const tarball = join(scratch, stdout.trim().split("\n").at(-1) as string);
+  await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  await run("npm", ["install", "--no-audit", "--no-fund", tarball], { cwd: consumer, env: userEnv(), maxBuffer: 1 << 24 });
+  // A fork with the similar-prefix mistake (CVE-2025-54794 and others), written as a user would:
+  // plain JavaScript, the rest of the contract taken from the installed package.
+  await writeFile(
+    join(consumer, "similar-prefix.mjs"),
+    'export { workspacePath, createWorkspaceTools } from "workspace-gates";\nexport const isInside = (root, path) => path.startsWith(root);\n',
+  );
+  await writeFile(join(consumer, "no-contract.mjs"), "export default { isInside: () => true };\nexport const workspacePath = 42;\n");
+  await writeFile(join(consumer, "typed.ts"), "export const isInside = (root: string, path: string): boolean => path === root;\n");
+  await copyFile("fixtures/secure/own-wording.mjs", join(consumer, "own-wording.mjs"));
+}, 300_000);
+
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe("the installed workspace-gates command", () => {
+  it("is installed without this repository's devDependencies, nor tsx (an optional peer), with its licence and contract", async () => {
+    const installed = await readdir(join(consumer, "node_modules"));
+    expect(installed).toContain("workspace-gates");
+    for (const dev of ["vitest", "typescript", "@stryker-mutator", "memfs", "@fast-check", "tsx", "esbuild"]) expect(installed).not.toContain(dev);
+    const shipped = await readdir(join(consumer, "node_modules", "workspace-gates"));
+    expect(shipped).toEqual(expect.arrayContaining(["LICENSE", "docs", "dist", "package.json"]));
+  });
+
+  it("refuses a .ts module without tsx (exit 2), saying to install it", async () => {
+    const { code, stderr } = await gates("audit", "typed.ts", "--runs", "1");
+    expect(code).toBe(2);
+    expect(stderr).toBe(`audit: cannot load typed.ts: ${TSX_MISSING}\n`);
+  });
+
+  it("passes a secure module with its own wording (exit 0), and fails it on wording only with --conformance (exit 1)", async () => {
+    const plain = await gates("audit", "own-wording.mjs", "--runs", "5", "--seed", "1");
+    expect(plain.code, plain.stdout).toBe(0);
+    expect(plain.stdout).toMatch(/^conformance: texts differ from the chapter's .* in conformance\.fields, conformance\.truncation;/m);
+    const strict = await gates("audit", "own-wording.mjs", "--only", "conformance.fields", "--conformance", "--runs", "5", "--seed", "1");
+    expect(strict.code, strict.stdout).toBe(1);
+  });
+
+  it("prints its version", async () => {
+    expect(await gates("--version")).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+  });
+
+  it("passes the package's own implementation (exit 0)", async () => {
+    const { code, stdout } = await gates("audit", "--runs", "3", "--seed", "1");
+    expect(code, stdout).toBe(0);
+    expect(stdout).toMatch(/^audit: \d+ passed, 0 failed, 0 skipped/m);
+  });
+
+  it("fails a vulnerable fork (exit 1) with a replay line that, run as printed, reproduces the failure", async () => {
+    const { code, stdout } = await gates("audit", "similar-prefix.mjs", "--only", "isInside.posix", "--runs", "200", "--seed", "1");
+    expect(code, stdout).toBe(1);
+    const replay = /^ {4}replay: (.+)$/m.exec(stdout)?.[1];
+    const counterexample = /^ {4}counterexample:\n {6}(.+)$/m.exec(stdout)?.[1];
+    expect(replay).toMatch(/^npx workspace-gates audit similar-prefix\.mjs --only isInside\.posix --seed 1 --path \S+$/);
+    const again = await inConsumer("sh", ["-c", replay as string]);
+    expect(again.code, again.stdout + again.stderr).toBe(1);
+    expect(again.stdout).toContain(`      ${counterexample as string}\n`);
+  });
+
+  it("refuses a module with no usable contract export (exit 2), naming the exports it looked for", async () => {
+    const { code, stdout, stderr } = await gates("audit", "no-contract.mjs", "--runs", "1");
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/no-contract\.mjs.*isInside, workspacePath, createWorkspaceTools/);
+  });
+
+  it("fails a fork against the shipped baseline (exit 1) and names the regression", async () => {
+    const json = join(scratch, "fork-audit.json");
+    const baseline = "node_modules/workspace-gates/fixtures/baseline.json";
+    const { code, stdout } = await gates("audit", "similar-prefix.mjs", "--baseline", baseline, "--runs", "20", "--seed", "1", "--json", json);
+    expect(code, stdout).toBe(1);
+    expect(stdout).toMatch(/^ {2}regressions \(passed there, failed or skipped here\): .*isInside\.posix/m);
+    expect(JSON.parse(await readFile(json, "utf8"))).toMatchObject({ target: "similar-prefix.mjs" });
+  });
+
+  it("runs docs/arbitraries.md's example as written, finding the startsWith(root) mistake", async () => {
+    await writeFile(join(consumer, "similar-prefix.example.mjs"), await arbitrariesExample());
+    const { code, stdout, stderr } = await inConsumer(process.execPath, ["similar-prefix.example.mjs"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(EXAMPLE_FINDING);
+  });
+
+  it("leaves no sandbox in TMPDIR", async () => {
+    expect(await readdir(privateTmp)).toEqual([]);
+  });
+});
