@@ -6,7 +6,7 @@ export { createWorkspaceTools, type WorkspaceTools, type WorkspaceToolsOptions }
 export { createVerifiedWorkspaceTools, unverifiedNotice, type VerifiedWorkspaceToolsOptions } from "./verified/verified-tools.js";
 export { procfsProblem, PROC_SUPER_MAGIC } from "./verified/procfs.js";
 export { MAX_SYMLINKS, hardlinkRefusal } from "./verified/open-beneath.js";
-export { readTool, DEFAULT_READ_TIMEOUT_MS } from "./tools/read.js";
+export { readTool, DEFAULT_READ_TIMEOUT_MS, readTimedOut } from "./tools/read.js";
 export { writeTool } from "./tools/write.js";
 export { bashTool, bashLimits, DEFAULT_BASH_LIMITS, type BashLimits } from "./tools/bash.js";
 export {
@@ -19,7 +19,6 @@ export {
   BASH_NEEDS_POLICY,
   INVALID_SIGNAL,
   READ_ABORTED,
-  readTimedOut,
   WRITE_ABORTED,
   NOT_UTF8_NAME,
 } from "./gates/messages.js";

@@ -7,8 +7,12 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { compareWithBaseline } from "../src/kit/audit/baseline.js";
+import type { AuditProperty } from "../src/kit/audit/property.js";
 import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
-import { JSON_SCHEMA_VERSION } from "../src/kit/audit/report.js";
+import { JSON_SCHEMA_VERSION, renderText, summarize } from "../src/kit/audit/report.js";
+import { runProperty } from "../src/kit/audit/run.js";
 import { toJUnit, toSarif } from "../src/kit/audit/report-formats.js";
 import { cli as runCli } from "./support/cli.js";
 
@@ -131,5 +135,34 @@ describe("--junit", () => {
     expect(cases.get("fields.tools")?.failure?.message).toBe('a\\u{0}b <x> & "q"\nnext');
     expect(cases.get("fields.tools")?.failure?.["#text"]).toContain("counterexample:\nc\\u{1b}d");
     expect(validateSarif(JSON.parse(toSarif(report, "npx workspace-gates audit", undefined)))).toBe(true);
+  });
+});
+
+describe("a property that cannot judge this target", () => {
+  const property: AuditProperty<number> = {
+    id: "example.notApplicable",
+    gate: "isInside",
+    kind: "guarantee",
+    title: "an example that needs what the target lacks",
+    needs: ["isInside"],
+    notApplicable: () => "needs a win32 path API the target does not take",
+    arbitrary: fc.nat(),
+    render: String,
+    check: () => Promise.reject(new Error("a property that is not applicable must not run")),
+  };
+
+  it("is reported as not applicable, apart from skipped, and is no regression against a baseline that passed it", async () => {
+    const target = { label: "m.mjs", isInside: () => true };
+    const result = await runProperty(property, target, { seed: 1, runs: 5 });
+    expect(result).toMatchObject({ status: "not-applicable", runs: 0, reason: "needs a win32 path API the target does not take" });
+    const report: AuditReport = { target: "m.mjs", seed: 1, runs: 5, conformance: false, results: [result] };
+    const text = renderText(report, "npx workspace-gates audit", "m.mjs");
+    expect(text).toMatch(/^isInside\s+example\.notApplicable\s+not applicable\s+0\s/m);
+    expect(text).toContain("    not applicable: needs a win32 path API the target does not take\n");
+    expect(text).toMatch(/^audit: 0 passed, 0 failed, 0 skipped, 1 not applicable$/m);
+    expect(summarize([result], false)).toMatchObject({ notApplicable: 1, skipped: 0, failed: 0 });
+    expect(compareWithBaseline("b.json", new Map([[property.id, "passed"]]), [result], false).regressions).toEqual([]);
+    const { cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", "m.mjs"));
+    expect(cases.get(property.id)?.skipped?.message).toBe("not applicable: needs a win32 path API the target does not take");
   });
 });

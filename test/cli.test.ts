@@ -1,3 +1,5 @@
+// The workspace-gates command itself: --version, --help, unknown commands, and the replay command it
+// prints, spelled the way the user invoked it (npx, node_modules/.bin, node dist/kit/bin.js, tsx).
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { invocationFrom } from "../src/kit/cli.js";
@@ -17,22 +19,24 @@ describe("workspace-gates, the command", () => {
 });
 
 describe("the replay prefix, as the command was started", () => {
-  const cwd = "/home/u/project";
+  const cwd = "/srv/project";
   it.each([
-    ["the installed bin (npm's link)", "/home/u/project/node_modules/.bin/workspace-gates", {}, "npx workspace-gates audit"],
-    ["the Windows shim's target name", "C:/p/node_modules/.bin/workspace-gates.cmd", {}, "npx workspace-gates audit"],
-    ["the compiled file", "/home/u/project/dist/kit/bin.js", {}, "node dist/kit/bin.js audit"],
-    ["the source through tsx", "/home/u/project/src/kit/bin.ts", {}, "npx tsx src/kit/bin.ts audit"],
-    ["a path with a space", "/home/u/my tools/bin.js", {}, "node '../my tools/bin.js' audit"],
+    ["the installed bin (npm's link)", "/srv/project/node_modules/.bin/workspace-gates", {}, "npx workspace-gates audit"],
+    ["a link named like a Windows shim", "C:/p/node_modules/.bin/workspace-gates.cmd", {}, "npx workspace-gates audit"],
+    ["the file a Windows shim starts", "C:\\p\\node_modules\\workspace-gates\\dist\\kit\\bin.js", {}, "npx workspace-gates audit"],
+    ["the installed file, started by path", "/srv/project/node_modules/workspace-gates/dist/kit/bin.js", {}, "npx workspace-gates audit"],
+    ["the compiled file", "/srv/project/dist/kit/bin.js", {}, "node dist/kit/bin.js audit"],
+    ["the source through tsx", "/srv/project/src/kit/bin.ts", {}, "npx tsx src/kit/bin.ts audit"],
+    ["a path with a space", "/srv/my tools/bin.js", {}, "node '../my tools/bin.js' audit"],
     [
       "this package's npm script",
-      "/home/u/project/src/kit/bin.ts",
+      "/srv/project/src/kit/bin.ts",
       { npm_lifecycle_event: "audit", npm_lifecycle_script: "tsx src/kit/bin.ts audit" },
       "npm run audit --",
     ],
     [
       "an npm script that adds flags (they would repeat)",
-      "/home/u/project/src/kit/bin.ts",
+      "/srv/project/src/kit/bin.ts",
       { npm_lifecycle_event: "baseline", npm_lifecycle_script: "tsx src/kit/bin.ts audit --seed 1" },
       "npx tsx src/kit/bin.ts audit",
     ],

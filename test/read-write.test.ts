@@ -9,7 +9,7 @@ import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
-import { writeTool } from "../src/tools/write.js";
+import { writeTool, writeToolWith } from "../src/tools/write.js";
 
 let box: Sandbox;
 let read: Tool;
@@ -94,6 +94,20 @@ describe("write: the rename discipline in detail", () => {
     controller.abort();
     await expect(answering).resolves.toEqual({ content: "write: aborted: the caller's AbortSignal fired; nothing was written", isError: true });
     await expect(readdir(box.root)).resolves.toEqual([]);
+  });
+
+  it("writeToolWith never calls its writer once the signal has fired (the verified tools rely on it)", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    let called = false;
+    const tool = writeToolWith(async () => {
+      called = true;
+    });
+    await expect(tool.execute({ path: "x", content: "x" }, controller.signal)).resolves.toEqual({
+      content: "write: aborted: the caller's AbortSignal fired; nothing was written",
+      isError: true,
+    });
+    expect(called).toBe(false);
   });
 
   it("names the file asked for, not its temporary file, when the temporary file cannot be made", async () => {

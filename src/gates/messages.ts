@@ -24,10 +24,6 @@ export const INVALID_SIGNAL = "signal must be an AbortSignal; nothing was done";
 
 /** read: the caller's signal fired before or while the file was read. */
 export const READ_ABORTED = "aborted: the caller's AbortSignal fired; the read was stopped";
-/** read: the file took longer than the read time bound (`readTimeoutMs`). */
-export function readTimedOut(timeoutMs: number): string {
-  return `timeout: the read was stopped after ${timeoutMs} ms`;
-}
 
 /** write: the caller's signal fired before the new content replaced the file. */
 export const WRITE_ABORTED = "aborted: the caller's AbortSignal fired; nothing was written";

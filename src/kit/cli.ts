@@ -47,7 +47,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 /**
  * How the user started the command, so that a printed replay line runs the same way where they ran it:
  * through an npm script of this package (`npm run audit --`), the installed bin (`npx
- * workspace-gates audit`; npm's link or shim is named after the bin), or a file run directly
+ * workspace-gates audit`: npm's link is named after the bin, and Windows' shim starts the file inside
+ * node_modules/workspace-gates/), or a file run directly
  * (`node dist/kit/bin.js audit`, `npx tsx src/kit/bin.ts audit`), relative to the working directory.
  */
 export function invocationFrom(script: string | undefined, env: NodeJS.ProcessEnv, cwd: string): (command: string) => string {
@@ -55,7 +56,8 @@ export function invocationFrom(script: string | undefined, env: NodeJS.ProcessEn
     const npmScript = env.npm_lifecycle_script;
     if (env.npm_lifecycle_event !== undefined && npmScript !== undefined && new RegExp(`bin\\.[jt]s ${command}$`).test(npmScript))
       return `npm run ${env.npm_lifecycle_event} --`;
-    if (script === undefined || basename(script, extname(script)) === "workspace-gates") return `npx workspace-gates ${command}`;
+    const installed = script === undefined || basename(script, extname(script)) === "workspace-gates" || /node_modules[\\/]workspace-gates[\\/]/.test(script);
+    if (installed) return `npx workspace-gates ${command}`;
     const file = shellWord(relative(cwd, script));
     return `${extname(script) === ".ts" ? "npx tsx" : "node"} ${file} ${command}`;
   };

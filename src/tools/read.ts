@@ -20,10 +20,15 @@ import { type ToolSpec, schema } from "../gates/schema.js";
 import type { Tool } from "../gates/tool.js";
 import { fileChunks, readTruncated } from "../gates/read-truncated.js";
 import { type Boundary, inWorkspaceTerms } from "../gates/workspace-path.js";
-import { INVALID_READ_INPUT, NOT_REGULAR_FILE, READ_ABORTED, readTimedOut } from "../gates/messages.js";
+import { INVALID_READ_INPUT, NOT_REGULAR_FILE, READ_ABORTED } from "../gates/messages.js";
 
 /** The read time bound when none is given: the chapter's bash timeout, 10 s. */
 export const DEFAULT_READ_TIMEOUT_MS = 10_000;
+
+/** read: the file took longer than the read time bound (`readTimeoutMs`). */
+export function readTimedOut(timeoutMs: number): string {
+  return `timeout: the read was stopped after ${timeoutMs} ms`;
+}
 
 // O_NONBLOCK makes open() of a FIFO return at once so the type check below can refuse it; it does
 // not exist on Windows, where FIFOs are not files anyway.

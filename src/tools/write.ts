@@ -24,7 +24,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
-import { constants, lstat, mkdir, open, realpath, rename, rmdir, stat, unlink } from "node:fs/promises";
+import { lstat, mkdir, open, realpath, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { failure } from "../gates/failure.js";
 import { callerSignal, stringField } from "../gates/fields.js";
@@ -70,6 +70,7 @@ async function replaceFile(checked: CheckedPath & { candidate: string }, content
   // `newdir/`, `newdir/.` and `a/b/..` name directories, though resolve() turns them into file names.
   if (["", ".", ".."].includes(candidate.slice(candidate.lastIndexOf("/") + 1))) throw isDirectory(path);
   const leaf = existing === path ? await landingPlace(path) : undefined;
+  // Stryker disable next-line ArrayDeclaration: a made-up entry is a relative name, which rmdir resolves in the process's cwd, where no empty directory of that name exists
   const created = leaf === undefined ? await createParents(path, existing) : [];
   try {
     await replaceWith(leaf?.destination ?? path, content, leaf?.stats.mode, signal);
@@ -88,7 +89,7 @@ async function landingPlace(path: string): Promise<{ destination: string; stats:
   const linkStats = await lstat(path);
   const stats = linkStats.isSymbolicLink() ? await stat(path).catch(async (error: unknown) => {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    await (await open(path, constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0))).close();
+    await (await open(path, "a")).close();
     return stat(path);
   }) : linkStats;
   if (stats.isDirectory()) throw isDirectory(path);
@@ -105,7 +106,8 @@ async function exactRealpath(path: string): Promise<string> {
 
 /** What the kernel answers for a file operation on a directory, for the path the model asked for. */
 function isDirectory(path: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`EISDIR: illegal operation on a directory, open '${path}'`), { code: "EISDIR", syscall: "open", path });
+  // Only `path` is read on (by inWorkspaceTerms); the answer is the message.
+  return Object.assign(new Error(`EISDIR: illegal operation on a directory, open '${path}'`), { path });
 }
 
 /**
@@ -198,6 +200,7 @@ async function replaceWith(destination: string, content: string, mode: number | 
  * retold about the destination, the file the model asked for; other errors as they are.
  */
 function aboutDestination(error: unknown, temporary: string, destination: string): unknown {
+  // Stryker disable next-line ConditionalExpression: every error met here names the temporary file or no path at all (EFBIG, ENOSPC of a write), and for those the retelling changes no text
   if (!(error instanceof Error) || (error as NodeJS.ErrnoException).path !== temporary) return error;
   const message = error.message.replace(`'${temporary}' -> '${destination}'`, `'${destination}'`).replace(`'${temporary}'`, `'${destination}'`);
   return Object.assign(new Error(message), { ...error, path: destination, dest: undefined });

@@ -19,13 +19,7 @@ const CHECKED_BY: Partial<Record<keyof typeof messages, string>> = {
 export function renderContractTexts(): string {
   const code = (text: string) => `\`${JSON.stringify(text)}\``;
   // Sorted: a module namespace lists its names sorted under Node, in source order under vite.
-  // A message with a number in it (readTimedOut) is shown as its call with N, as the truncation marker is.
-  const shown = ([name, text]: [string, string | ((n: number) => string)]): [string, string] =>
-    typeof text === "string" ? [name, text] : [`${name}(N)`, text(0).replace("0", "N")];
-  const rows = Object.entries(messages)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(shown)
-    .map(([name, text]) => `| \`${name}\` | ${code(text)} | ${CHECKED_BY[name as keyof typeof messages] ?? "not checked (the reference's wording)"} |`);
+  const rows = Object.entries(messages).sort(([a], [b]) => a.localeCompare(b)).map(([name, text]) => `| \`${name}\` | ${code(text)} | ${CHECKED_BY[name as keyof typeof messages] ?? "not checked (the reference's wording)"} |`);
   const marker = `\\n${truncationMarker(0).replace("0", "N")}\\n`;
   return [
     "| constant (src/gates/messages.ts) | text (JSON string) | checked by |",
