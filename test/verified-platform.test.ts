@@ -76,6 +76,10 @@ describe("createVerifiedWorkspaceTools without procfs", () => {
     expect(tools.map((tool) => tool.spec)).toEqual(createWorkspaceTools(box.root).map((tool) => tool.spec));
     const [read, write, bash] = tools as [Tool, Tool, Tool];
     const notice = unverifiedNotice("/proc/self/fd is not available (ENOENT)");
+    // Written out once, so an empty or reworded notice cannot pass by being compared with itself.
+    expect(notice).toBe(
+      "[unverified: /proc/self/fd is not available (ENOENT); this result comes from the chapter's path checks alone, which a concurrent symlink swap or a hardlink can get past]",
+    );
     await writeFile(join(box.root, "a.txt"), "hello");
     await expect(read.execute({ path: "a.txt" })).resolves.toEqual({ content: `hello\n${notice}` });
     await expect(write.execute({ path: "../outside/x.txt", content: "x" })).resolves.toEqual({
