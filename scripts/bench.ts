@@ -17,7 +17,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { type PropertyResult, runProperty } from "../src/kit/audit/run.js";
+import { readMapping } from "../src/kit/mcp/mapping.js";
+import { mcpTarget } from "../src/kit/mcp/target.js";
 import { referenceTarget } from "../src/kit/audit/target.js";
 import type { Tool } from "../src/gates/tool.js";
 import { workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
@@ -286,21 +288,35 @@ const largeReadsSection: Section = {
     }),
 };
 
-/** How many generated cases per second each audit property gets through on real temp directories. */
+/**
+ * How many generated cases per second each audit property gets through on real temp directories, in
+ * process and, where it applies, over MCP: the same tools served by fixtures/mcp/tools-server.ts over
+ * stdio, one server per sandbox root (its start-up included, as an audit pays it).
+ */
 const auditSection: Section = {
   name: "audit",
   async run() {
     const reference = await referenceTarget();
+    const overMcp = mcpTarget(["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}"], await readMapping("fixtures/mcp/tools-server.json"));
+    const throughput = (result: PropertyResult) => (result.runs / Math.max(result.timeMs, 1)) * 1_000;
     const rows: Row[] = [];
-    for (const property of PROPERTIES) {
-      const runs = Math.max(5, Math.round(40 * (property.budgetScale ?? 1)));
-      const result = await runProperty(property, reference, { seed: 1, runs });
-      rows.push({
-        section: "audit",
-        measure: `audit ${property.id}: throughput`,
-        gated: { value: (result.runs / Math.max(result.timeMs, 1)) * 1_000, unit: "cases/s" },
-        note: `${result.runs} cases, ${result.status}`,
-      });
+    try {
+      await overMcp.prepare();
+      for (const property of PROPERTIES) {
+        const runs = Math.max(5, Math.round(40 * (property.budgetScale ?? 1)));
+        const result = await runProperty(property, reference, { seed: 1, runs });
+        const mcp = await runProperty(property, overMcp, { seed: 1, runs });
+        const applies = mcp.status !== "not-applicable";
+        rows.push({
+          section: "audit",
+          measure: `audit ${property.id}: throughput`,
+          gated: { value: throughput(result), unit: "cases/s" },
+          ...(applies ? { bare: { label: "over MCP", value: throughput(mcp), unit: "cases/s" as const } } : {}),
+          note: `${result.runs} cases, ${result.status}${applies ? `; over MCP ${mcp.runs} cases, ${mcp.status}` : "; not applicable over MCP"}`,
+        });
+      }
+    } finally {
+      await overMcp.dispose();
     }
     return rows;
   },

@@ -19,7 +19,7 @@ import { type Sandbox, createSandbox } from "../sandbox/sandbox.js";
 import type { AuditTarget, ContractExport } from "./target.js";
 import type { Tool } from "../../gates/tool.js";
 
-export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits";
+export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits" | "approval" | "agent loop";
 
 export type PropertyKind = "guarantee" | "limit" | "conformance";
 

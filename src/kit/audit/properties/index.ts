@@ -1,5 +1,7 @@
-/** Every audit property, in report order: the field gate, the path gate, the size gate, the limits, the chapter's texts. */
+/** Every audit property, in report order: the field gate, the path gate, the size gate, the calling layer, the limits, the chapter's texts. */
 import type { AuditProperty } from "../property.js";
+import { agentAbort, agentProtocol } from "./agent-loop.js";
+import { approvalBashDefault, approvalInput, approvalOrdering, approvalRefused } from "./approval-hook.js";
 import { containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
 import { conformanceFields, fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
@@ -23,6 +25,12 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   faultsTools,
   sequencesBash,
   truncationRead,
+  approvalRefused,
+  approvalBashDefault,
+  approvalOrdering,
+  approvalInput,
+  agentProtocol,
+  agentAbort,
   limitsHardlink,
   conformanceFields,
   conformanceTruncation,
