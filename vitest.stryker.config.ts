@@ -33,6 +33,7 @@ export const CHEAPEST_FIRST = [
   "verified-platform",
   "verified-pin",
   "verified-open-beneath",
+  "verified-races",
   "verified-tools",
   "verified-toctou",
   "corpora",

@@ -25,12 +25,14 @@ import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import type { Tool, ToolResult } from "../src/gates/tool.js";
 import { type FsApi, workspacePath } from "../src/gates/workspace-path.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
+import type { ToolSet } from "../src/kit/sandbox/tool-sets.js";
+import { describeEachToolSet } from "./support/tool-sets.js";
 import { POSIX_FIFO, POSIX_SHELL, type PlatformNeed } from "./support/platform.js";
 
 /** Far above any honest answer here (the slowest rows wait for a 200 ms bash timeout); only a hang reaches it. */
 const HANG_DEADLINE_MS = 5_000;
 
-describe("bad-input table: each tool, called directly and through the agent loop", () => {
+describeEachToolSet("bad-input table: each tool, called directly and through the agent loop", (toolSet) => {
   for (const tool of ["read", "write", "bash"] as const) {
     const rows = TOOL_ROWS.filter((row) => row.tool === tool);
     it(`has at least 30 rows for ${tool}`, () => {
@@ -47,7 +49,7 @@ describe("bad-input table: each tool, called directly and through the agent loop
             if (need.missing) context.skip(need.reason);
             await inEmptyWorkspace(sandbox(), row.setup ?? [], context.skip, async (box) => {
               const shell = row.bash?.shell;
-              const answer = await withShell(typeof shell === "string" ? placeholders(shell, box) : shell, () => callTool(box, row, via));
+              const answer = await withShell(typeof shell === "string" ? placeholders(shell, box) : shell, () => callTool(toolSet, box, row, via));
               checkAnswer(row.tool, row.expect, answer, box);
               expect(await workspaceTree(box.root)).toEqual(expectedTree(box, row));
             });
@@ -123,8 +125,8 @@ function platformNeed(row: ToolRow): PlatformNeed {
   return row.tool === "bash" ? POSIX_SHELL : { missing: false, reason: "" };
 }
 
-async function callTool(box: Sandbox, row: ToolRow, via: Via): Promise<ToolResult> {
-  const tools = createWorkspaceTools(box.root, { bash: { ...TABLE_BASH_LIMITS, ...row.bash?.limits } });
+async function callTool(toolSet: ToolSet, box: Sandbox, row: ToolRow, via: Via): Promise<ToolResult> {
+  const tools = toolSet.create(box.root, { bash: { ...TABLE_BASH_LIMITS, ...row.bash?.limits } });
   const tool = tools.find((candidate) => candidate.spec.name === row.tool) as Tool;
   const input = withPlaceholders(row.input, box);
   const controller = new AbortController();

@@ -37,7 +37,7 @@ describe.each(CORPORA)("corpus $id", (corpus) => {
     expect(row.difference !== undefined, "a reason exactly where the kit disagrees").toBe(differs(row, row.kit));
   });
 
-  describe.each(PINNED_TOOL_SETS.map((name) => ({ name, createTools: TOOL_SETS.get(name) })))("on the $name tools", ({ name, createTools }) => {
+  describe.each(PINNED_TOOL_SETS.map((name) => ({ name, createTools: TOOL_SETS.get(name)?.create })))("on the $name tools", ({ name, createTools }) => {
     const skip = name === "verified" && LINUX_PROCFS.missing;
     it.skipIf(skip).each(treeRows)("$id: $tool $path, $source.test", async (row) => {
       const pinned = row.kit[name];

@@ -7,7 +7,7 @@
  * observations and the rows alone, so a test can hold the committed file to a new replay.
  */
 import { isInside } from "../../gates/is-inside.js";
-import type { Tool } from "../../gates/tool.js";
+import type { ToolSet } from "../sandbox/tool-sets.js";
 import { createSandbox } from "../sandbox/sandbox.js";
 import { type Corpus, type CorpusRow, type Difference, type Outcome, type PinnedToolSet, PINNED_TOOL_SETS, agrees, lexicalAnswer, replayTree } from "./corpus.js";
 
@@ -16,7 +16,7 @@ export const CORPORA_DOC = "docs/corpora.md";
 /** What each tool set answered, by row id; lexical rows answer once for all (isInside is shared). */
 export type Observations = ReadonlyMap<string, Readonly<Record<PinnedToolSet, boolean | Outcome>>>;
 
-export async function observeCorpora(corpora: readonly Corpus[], toolSets: ReadonlyMap<string, (root: string) => Tool[]>): Promise<Observations> {
+export async function observeCorpora(corpora: readonly Corpus[], toolSets: ReadonlyMap<string, ToolSet>): Promise<Observations> {
   const observed = new Map<string, Record<PinnedToolSet, boolean | Outcome>>();
   for (const corpus of corpora)
     for (const row of corpus.rows) {
@@ -29,7 +29,7 @@ export async function observeCorpora(corpora: readonly Corpus[], toolSets: Reado
       for (const name of PINNED_TOOL_SETS) {
         const box = await createSandbox("workspace-gates-corpora-");
         try {
-          answers[name] = (await replayTree(row, box, toolSets.get(name)!)).outcome;
+          answers[name] = (await replayTree(row, box, toolSets.get(name)!.create)).outcome;
         } finally {
           await box.dispose();
         }

@@ -114,9 +114,9 @@ interface AttackedTarget {
 async function attackedTarget(target: ToctouTarget): Promise<AttackedTarget> {
   const nothing = async () => {};
   if (target.kind === "tools") {
-    const factory = TOOL_SETS.get(target.name);
-    if (factory === undefined) throw new Error(`unknown tool set "${target.name}"`);
-    return { tools: factory, ready: nothing, dispose: nothing };
+    const toolSet = TOOL_SETS.get(target.name);
+    if (toolSet === undefined) throw new Error(`unknown tool set "${target.name}"`);
+    return { tools: (root) => toolSet.create(root), ready: nothing, dispose: nothing };
   }
   if (target.kind === "module") {
     const { createWorkspaceTools } = await loadTarget(target.path);
@@ -147,10 +147,10 @@ export interface ControlRace {
 async function raceControl(budget: RaceBudget, narrate: (line: string) => void, signal: AbortSignal): Promise<ControlRace> {
   const box = await createSandbox(TEMP_PREFIX);
   try {
-    const factory = TOOL_SETS.get(CONTROL_TOOL_SET);
-    if (factory === undefined) throw new Error(`no ${CONTROL_TOOL_SET} tool set`);
-    const control = await runRace({ box, toolsName: CONTROL_TOOL_SET, tools: attackedTools(factory(box.root)), budget, narrate: (line) => narrate(`control: ${line}`), signal });
-    return { tools: CONTROL_TOOL_SET, attempts: control.total.attempts, escapes: control.total.escapes, sideEffects: control.sideEffects.total, swaps: control.racer.swaps };
+    const control = TOOL_SETS.get(CONTROL_TOOL_SET);
+    if (control === undefined) throw new Error(`no ${CONTROL_TOOL_SET} tool set`);
+    const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, tools: attackedTools(control.create(box.root)), budget, narrate: (line) => narrate(`control: ${line}`), signal });
+    return { tools: CONTROL_TOOL_SET, attempts: raced.total.attempts, escapes: raced.total.escapes, sideEffects: raced.sideEffects.total, swaps: raced.racer.swaps };
   } finally {
     await box.dispose();
   }
