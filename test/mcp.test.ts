@@ -92,7 +92,7 @@ describe("the adapter, proven on servers whose direct verdict is known", () => {
     const rows = await bothWays("reference", 15);
     const applicable = rows.filter((row) => row.mcp.status !== "not-applicable");
     expect(applicable.map((row) => row.id).sort()).toEqual(
-      ["containment.read", "containment.write", "fields.nulBytes", "fields.rootFromInput", "limits.hardlink", "sequences.bash", "truncation.read", "conformance.truncation"].sort(),
+      ["containment.read", "containment.write", "corpus.go", "fields.nulBytes", "fields.rootFromInput", "limits.hardlink", "sequences.bash", "truncation.read", "conformance.truncation"].sort(),
     );
     for (const row of applicable) {
       expect(row.mcp.status, `seed ${seed}, ${row.id}: ${row.mcp.reason}\n${row.mcp.counterexample}`).toBe(row.direct.status);

@@ -47,6 +47,8 @@ export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, s
     ["precision.workspacePath", `${NO_EXPORT} workspacePath function`],
     ["faults.workspacePath", `${NO_EXPORT} workspacePath function`],
     ["faults.tools", "the audit cannot inject fs faults into another process"],
+    ["faults.permissions", "the audit cannot serve another process's filesystem through memfs"],
+    ["corpus.mcp", `${NO_EXPORT} isInside function (the corpus's lexical rows judge one)`],
     ...(mapping.truncation === "none"
       ? (["truncation.read", "conformance.truncation"] as const).map((id) => [id, 'the mapping says the server does not truncate reads ("truncation": "none")'] as const)
       : []),
