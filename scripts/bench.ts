@@ -198,7 +198,7 @@ const gatesSection: Section = {
           await comparePaired({ gated: () => workspacePath(root, "small.txt", false), bare: () => realpath(small) }, reps, batch),
           1.3,
           "µs",
-          "two realpaths by contract: the root is resolved on every call (SPEC §2)",
+          "two realpaths by contract: the root is resolved on every call (docs/contract.md)",
         ),
         ratioRow(
           section,

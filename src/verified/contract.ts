@@ -1,5 +1,5 @@
 /**
- * The verified tools under the audit contract (SPEC §3), so `workspace-gates audit
+ * The verified tools under the audit contract (docs/contract.md), so `workspace-gates audit
  * src/verified/contract.ts` attacks them with every property the chapter's tools face.
  *
  * Exports `createWorkspaceTools` (the verified tool set, `createVerifiedWorkspaceTools` with its
