@@ -10,7 +10,7 @@
 // covering tests changed (`--force` tests all). What is committed is the summary that
 // `npm run mutate:summary` draws from them (docs/mutation.md says why and how).
 
-/** The chapter's tool layer: the four gates, the tools that apply them, failure and approval. */
+/** The chapter's tool layer: the four gates, the tools that apply them, failure, approval and the agent loop. */
 export const GATE_FILES = [
   "src/gates/schema.ts",
   "src/gates/fields.ts",
@@ -20,6 +20,7 @@ export const GATE_FILES = [
   "src/gates/read-truncated.ts",
   "src/gates/failure.ts",
   "src/agent/approval.ts",
+  "src/agent/agent.ts",
   "src/tools/read.ts",
   "src/tools/write.ts",
   "src/tools/bash.ts",

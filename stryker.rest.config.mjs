@@ -1,6 +1,6 @@
 // @ts-check
 // The mutation run over the code outside the gates (the audit, the TOCTOU demo, the verified tools,
-// the agent loop, the CLI), held to a lower bar (REST_BAR says which and why).
+// the CLI), held to a lower bar (REST_BAR says which and why).
 // Static mutants are not run here: each costs a run of the whole suite (a minute or more on 2 cores)
 // instead of the few tests that cover it, and most sit in module-level arbitraries, property
 // descriptions and help text. They are counted and reported as not run, never as killed.

@@ -3,11 +3,9 @@
  * the descriptor-verified tools that close the chapter's TOCTOU window on Linux.
  */
 export { createWorkspaceTools, type WorkspaceTools, type WorkspaceToolsOptions } from "./tools/workspace-tools.js";
-export { createVerifiedWorkspaceTools, type VerifiedWorkspaceToolsOptions } from "./verified/verified-tools.js";
+export { createVerifiedWorkspaceTools, unverifiedNotice, type VerifiedWorkspaceToolsOptions } from "./verified/verified-tools.js";
 export { procfsProblem, PROC_SUPER_MAGIC } from "./verified/procfs.js";
-export { MAX_SYMLINKS } from "./verified/open-beneath.js";
-export { hardlinkRefusal } from "./verified/verify-opened.js";
-export { unverifiedNotice } from "./verified/best-effort.js";
+export { MAX_SYMLINKS, hardlinkRefusal } from "./verified/open-beneath.js";
 export { readTool, DEFAULT_READ_TIMEOUT_MS, readTimedOut } from "./tools/read.js";
 export { writeTool } from "./tools/write.js";
 export { bashTool, bashLimits, DEFAULT_BASH_LIMITS, type BashLimits } from "./tools/bash.js";

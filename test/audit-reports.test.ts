@@ -130,11 +130,11 @@ describe("--junit", () => {
         { id: "fields.tools", gate: "stringField", kind: "guarantee", title: "t", status: "failed", runs: 1, timeMs: 5, seed: 1, reason: 'a\u0000b <x> & "q"\nnext', counterexample: "c\u001bd" },
       ],
     };
-    const { suites, cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", undefined));
+    const { suites, cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", []));
     expect(suites.testsuite.name).toBe('workspace-gates audit of m<&>"');
     expect(cases.get("fields.tools")?.failure?.message).toBe('a\\u{0}b <x> & "q"\nnext');
     expect(cases.get("fields.tools")?.failure?.["#text"]).toContain("counterexample:\nc\\u{1b}d");
-    expect(validateSarif(JSON.parse(toSarif(report, "npx workspace-gates audit", undefined)))).toBe(true);
+    expect(validateSarif(JSON.parse(toSarif(report, "npx workspace-gates audit", [])))).toBe(true);
   });
 });
 
@@ -156,13 +156,13 @@ describe("a property that cannot judge this target", () => {
     const result = await runProperty(property, target, { seed: 1, runs: 5 });
     expect(result).toMatchObject({ status: "not-applicable", runs: 0, reason: "needs a win32 path API the target does not take" });
     const report: AuditReport = { target: "m.mjs", seed: 1, runs: 5, conformance: false, results: [result] };
-    const text = renderText(report, "npx workspace-gates audit", "m.mjs");
+    const text = renderText(report, "npx workspace-gates audit", ["m.mjs"]);
     expect(text).toMatch(/^isInside\s+example\.notApplicable\s+not applicable\s+0\s/m);
     expect(text).toContain("    not applicable: needs a win32 path API the target does not take\n");
     expect(text).toMatch(/^audit: 0 passed, 0 failed, 0 skipped, 1 not applicable$/m);
     expect(summarize([result], false)).toMatchObject({ notApplicable: 1, skipped: 0, failed: 0 });
     expect(compareWithBaseline("b.json", new Map([[property.id, "passed"]]), [result], false).regressions).toEqual([]);
-    const { cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", "m.mjs"));
+    const { cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", ["m.mjs"]));
     expect(cases.get(property.id)?.skipped?.message).toBe("not applicable: needs a win32 path API the target does not take");
   });
 });

@@ -1,7 +1,10 @@
 /**
  * The security review of issue 15, replayed against the chapter's tools (`createWorkspaceTools`): each
- * finding's exact case as a named regression row, and a property where the finding is a class.
- * Findings 2, 6 and 9 (verified bash, the agent loop, the verified tools' contract) are tested elsewhere.
+ * finding's exact case as a named regression row, and a property where the finding is a class. The
+ * findings that are the contract of every tool set (3, 4, 5, 7, 8, 10) run over each set of the
+ * registry; finding 1 is the chapter's own (the verified tools pin the directory itself:
+ * test/verified-tools.test.ts). Findings 2, 6 and 9 (verified bash, the agent loop, the verified
+ * tools' contract) are tested elsewhere.
  */
 import { createServer } from "node:net";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
@@ -14,7 +17,9 @@ import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import type { Tool, ToolResult } from "../src/gates/tool.js";
 import { workspacePath } from "../src/gates/workspace-path.js";
 import { type WorkspaceToolsOptions, createWorkspaceTools } from "../src/tools/workspace-tools.js";
-import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
+import { TOOL_SETS, type ToolSet } from "../src/kit/sandbox/tool-sets.js";
+import { LINUX_PROCFS } from "./support/platform.js";
+import { describeEachToolSet } from "./support/tool-sets.js";
 import { useSandbox } from "./support/sandbox.js";
 
 let box: Sandbox;
@@ -23,12 +28,15 @@ beforeEach(() => {
   box = sandbox.current;
 });
 
-function toolsAt(root: string, options: WorkspaceToolsOptions = {}): { read: Tool; write: Tool; bash: Tool } {
-  const [read, write, bash] = createWorkspaceTools(root, { bash: { timeoutMs: 3_000 }, ...options }) as [Tool, Tool, Tool];
+const CHAPTER = TOOL_SETS.get("chapter") as ToolSet;
+
+function toolsAt(root: string, options: WorkspaceToolsOptions = {}, toolSet: ToolSet = CHAPTER): { read: Tool; write: Tool; bash: Tool } {
+  const [read, write, bash] = toolSet.create(root, { bash: { timeoutMs: 3_000 }, ...options }) as [Tool, Tool, Tool];
   return { read, write, bash };
 }
 
 const TOOLS_MODULE = join(process.cwd(), "src/tools/workspace-tools.ts");
+const TOOL_SETS_MODULE = join(process.cwd(), "src/kit/sandbox/tool-sets.ts");
 /** tsx's loader by its path, so the child finds it from any working directory. */
 const TSX_LOADER = pathToFileURL(join(process.cwd(), "node_modules/tsx/dist/loader.mjs")).href;
 
@@ -119,7 +127,7 @@ async function leadsOutside(path: string): Promise<boolean> {
   return readFile(join(path, "secret.txt")).then(() => true, () => false);
 }
 
-describe("finding 3: names are compared without lossy decoding", () => {
+describeEachToolSet("finding 3: names are compared without lossy decoding", (toolSet) => {
   it("refuses a link to a sibling whose raw name differs from the root's only in an invalid byte", async () => {
     // Root `w\uFFFDs` (the bytes EF BF BD), sibling `w\xFFs` (one byte 0xFF), which realpath as a
     // string decodes to the same U+FFFD. Both live inside the sandbox's workspace.
@@ -129,7 +137,7 @@ describe("finding 3: names are compared without lossy decoding", () => {
     await mkdir(sibling);
     await writeFile(Buffer.concat([sibling, Buffer.from("/secret.txt")]), "sibling secret");
     await symlink(Buffer.concat([Buffer.from("../w"), Buffer.from([0xff]), Buffer.from("s")]), join(root, "lnk"));
-    const { read, write } = toolsAt(root);
+    const { read, write } = toolsAt(root, {}, toolSet);
     await expect(read.execute({ path: "lnk/secret.txt" })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
     await expect(write.execute({ path: "lnk/x", content: "planted" })).resolves.toEqual({ content: "write: path escapes workspace", isError: true });
     await expect(readdir(sibling)).resolves.toEqual(["secret.txt"]);
@@ -140,11 +148,11 @@ describe("finding 3: names are compared without lossy decoding", () => {
     const raw = Buffer.concat([Buffer.from(`${box.root}/r`), Buffer.from([0xfe])]);
     await mkdir(raw);
     await symlink(raw, join(box.root, "alias"));
-    expect(() => createWorkspaceTools(join(box.root, "alias"))).toThrow(/is not valid UTF-8/);
+    expect(() => toolSet.create(join(box.root, "alias"))).toThrow(/is not valid UTF-8/);
   });
 });
 
-describe("finding 4: what the model may learn about the outside", () => {
+describeEachToolSet("finding 4: what the model may learn about the outside", (toolSet) => {
   // Each kind of outside object, at outside/probe; the same answer must come back for all of them.
   const kinds = {
     missing: async () => undefined,
@@ -164,7 +172,7 @@ describe("finding 4: what the model may learn about the outside", () => {
 
   it("answers alike for a missing, file, directory or link outside, however the path reaches it", async () => {
     await symlink(box.outside, join(box.root, "out"));
-    const { read, write } = toolsAt(box.root);
+    const { read, write } = toolsAt(box.root, {}, toolSet);
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...spellings), fc.constantFrom("read" as const, "write" as const), async (spell, tool) => {
         const answers = new Set<string>();
@@ -190,7 +198,7 @@ describe("finding 4: what the model may learn about the outside", () => {
     await writeFile(join(box.root, "file"), "x");
     await symlink("gone", join(box.root, "dangling"));
     await symlink("loop", join(box.root, "loop"));
-    const { read, write } = toolsAt(box.root);
+    const { read, write } = toolsAt(box.root, {}, toolSet);
     const names = fc.constantFrom("dir", "file", "dangling", "loop", "missing", "x", "", ".", "a".repeat(300));
     await fc.assert(
       fc.asyncProperty(fc.array(names, { minLength: 1, maxLength: 3 }), fc.boolean(), async (parts, writing) => {
@@ -205,13 +213,13 @@ describe("finding 4: what the model may learn about the outside", () => {
   });
 
   it("answers README's `read ../etc/passwd` as an escape, whatever lies beside the root", async () => {
-    const { read } = toolsAt(box.root);
+    const { read } = toolsAt(box.root, {}, toolSet);
     for (const path of ["../etc/passwd", "../../../../../../../../etc/passwd", "/etc/passwd", "/no/such/file"])
       await expect(read.execute({ path })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
   });
 
   it("answers ENOENT for a missing file with the path as the model wrote it, resolved in the workspace", async () => {
-    const { read } = toolsAt(box.root);
+    const { read } = toolsAt(box.root, {}, toolSet);
     await expect(read.execute({ path: "sub/../missing.txt" })).resolves.toEqual({
       content: "read: ENOENT: no such file or directory, realpath 'missing.txt'",
       isError: true,
@@ -219,7 +227,7 @@ describe("finding 4: what the model may learn about the outside", () => {
   });
 });
 
-describe("finding 5: read and write are bounded in time and honour their signal", () => {
+describeEachToolSet("finding 5: read and write are bounded in time and honour their signal", (toolSet) => {
   // tmpfs takes a 7 EiB sparse file without using memory; ext4 stops at 16 TiB.
   async function hugeSparseRoot(): Promise<string> {
     const root = await mkdtemp(join(process.platform === "linux" ? "/dev/shm" : box.root, "wg-sparse-"));
@@ -232,7 +240,7 @@ describe("finding 5: read and write are bounded in time and honour their signal"
     try {
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 500);
-      const answer = await within(10_000, toolsAt(root).read.execute({ path: "notes.txt" }, controller.signal));
+      const answer = await within(10_000, toolsAt(root, {}, toolSet).read.execute({ path: "notes.txt" }, controller.signal));
       expect(answer).toEqual({ content: "read: aborted: the caller's AbortSignal fired; the read was stopped", isError: true });
     } finally {
       await rm(root, { recursive: true });
@@ -242,7 +250,7 @@ describe("finding 5: read and write are bounded in time and honour their signal"
   it("read stops at its time bound and names it", async () => {
     const root = await hugeSparseRoot();
     try {
-      const answer = await within(10_000, toolsAt(root, { readTimeoutMs: 300 }).read.execute({ path: "notes.txt" }));
+      const answer = await within(10_000, toolsAt(root, { readTimeoutMs: 300 }, toolSet).read.execute({ path: "notes.txt" }));
       expect(answer).toEqual({ content: "read: timeout: the read was stopped after 300 ms", isError: true });
     } finally {
       await rm(root, { recursive: true });
@@ -251,13 +259,13 @@ describe("finding 5: read and write are bounded in time and honour their signal"
 
   it("refuses a read time bound that would switch the bound off", () => {
     for (const readTimeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY])
-      expect(() => createWorkspaceTools(box.root, { readTimeoutMs })).toThrow(`readTimeoutMs must be a positive finite number, got ${readTimeoutMs}`);
+      expect(() => toolSet.create(box.root, { readTimeoutMs })).toThrow(`readTimeoutMs must be a positive finite number, got ${readTimeoutMs}`);
   });
 
   it("write with an aborted signal writes nothing and makes no directory", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(toolsAt(box.root).write.execute({ path: "new/after-abort.txt", content: "x" }, controller.signal)).resolves.toEqual({
+    await expect(toolsAt(box.root, {}, toolSet).write.execute({ path: "new/after-abort.txt", content: "x" }, controller.signal)).resolves.toEqual({
       content: "write: aborted: the caller's AbortSignal fired; nothing was written",
       isError: true,
     });
@@ -268,22 +276,22 @@ describe("finding 5: read and write are bounded in time and honour their signal"
     await writeFile(join(box.root, "a.txt"), "x");
     const controller = new AbortController();
     controller.abort();
-    await expect(toolsAt(box.root).read.execute({ path: "a.txt" }, controller.signal)).resolves.toEqual({
+    await expect(toolsAt(box.root, {}, toolSet).read.execute({ path: "a.txt" }, controller.signal)).resolves.toEqual({
       content: "read: aborted: the caller's AbortSignal fired; the read was stopped",
       isError: true,
     });
   });
 });
 
-describeNeeding(LINUX_PROCFS, "finding 7: bash kills the whole process group and names the rule that fired", () => {
+describeEachToolSet("finding 7: bash kills the whole process group and names the rule that fired", (toolSet) => {
   it("answers the exit status of a shell that exits at once while its background job holds stdout", async () => {
-    const { bash } = toolsAt(box.root, { bash: { timeoutMs: 1_500 } });
+    const { bash } = toolsAt(box.root, { bash: { timeoutMs: 1_500 } }, toolSet);
     await expect(bash.execute({ command: "(sleep 4; echo late) & exit 3" })).resolves.toEqual({ content: "bash: exit code 3", isError: true });
   });
 
   it("kills the background job with the shell on timeout and on abort", async () => {
     for (const stop of ["timeout", "abort"] as const) {
-      const { bash } = toolsAt(box.root, { bash: { timeoutMs: stop === "timeout" ? 800 : 10_000 } });
+      const { bash } = toolsAt(box.root, { bash: { timeoutMs: stop === "timeout" ? 800 : 10_000 } }, toolSet);
       const controller = new AbortController();
       const answering = bash.execute({ command: "sleep 30 >/dev/null 2>&1 & echo $! > bg.pid; sleep 30" }, controller.signal);
       const pid = await pidIn(join(box.root, "bg.pid"));
@@ -296,7 +304,7 @@ describeNeeding(LINUX_PROCFS, "finding 7: bash kills the whole process group and
       await rm(join(box.root, "bg.pid"));
     }
   });
-});
+}, LINUX_PROCFS);
 
 async function pidIn(path: string): Promise<number> {
   for (let waited = 0; waited < 5_000; waited += 10) {
@@ -317,9 +325,9 @@ async function gone(pid: number): Promise<boolean> {
   return false;
 }
 
-describe("finding 8: writes cannot tear", () => {
+describeEachToolSet("finding 8: writes cannot tear", (toolSet) => {
   it("two writers at once leave one whole content or the other, never a mix", async () => {
-    const { write } = toolsAt(box.root);
+    const { write } = toolsAt(box.root, {}, toolSet);
     const a = "A".repeat(3 * 1024 * 1024);
     const b = "B".repeat(1024 * 1024);
     for (let run = 0; run < 10; run++) {
@@ -332,14 +340,14 @@ describe("finding 8: writes cannot tear", () => {
 
   it("keeps the mode of the file it replaces", async () => {
     await writeFile(join(box.root, "run.sh"), "old", { mode: 0o750 });
-    await expect(toolsAt(box.root).write.execute({ path: "run.sh", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to run.sh" });
+    await expect(toolsAt(box.root, {}, toolSet).write.execute({ path: "run.sh", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to run.sh" });
     expect((await stat(join(box.root, "run.sh"))).mode & 0o7777).toBe(0o750);
   });
 
   it("writes through a symlink at the leaf to the file it names, and keeps the link", async () => {
     await writeFile(join(box.root, "real.txt"), "old");
     await symlink("real.txt", join(box.root, "alias.txt"));
-    await expect(toolsAt(box.root).write.execute({ path: "alias.txt", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to alias.txt" });
+    await expect(toolsAt(box.root, {}, toolSet).write.execute({ path: "alias.txt", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to alias.txt" });
     expect(await readFile(join(box.root, "real.txt"), "utf8")).toBe("new");
     await expect(readdir(box.root)).resolves.toEqual(["alias.txt", "real.txt"]);
   });
@@ -348,8 +356,8 @@ describe("finding 8: writes cannot tear", () => {
     await writeFile(join(box.root, "kept.txt"), "old content");
     // A child with a 64 KiB file size limit (and SIGXFSZ ignored, so the write fails with EFBIG).
     const script = [
-      `import { createWorkspaceTools } from ${JSON.stringify(TOOLS_MODULE)};`,
-      `const [, write] = createWorkspaceTools(${JSON.stringify(box.root)});`,
+      `import { TOOL_SETS } from ${JSON.stringify(TOOL_SETS_MODULE)};`,
+      `const [, write] = TOOL_SETS.get(${JSON.stringify(toolSet.name)}).create(${JSON.stringify(box.root)});`,
       `for (const path of ["kept.txt", "fresh/new.txt"]) console.log(JSON.stringify(await write.execute({ path, content: "x".repeat(1 << 20) })));`,
     ].join("\n");
     const answers = inChild(script, { limits: "trap '' XFSZ; ulimit -f 64;" }).trim().split("\n").map((line) => JSON.parse(line) as ToolResult);
@@ -362,13 +370,13 @@ describe("finding 8: writes cannot tear", () => {
   });
 });
 
-describe("finding 10: nits", () => {
+describeEachToolSet("finding 10: nits", (toolSet) => {
   it("workspacePath refuses a NUL byte before it resolves the root", async () => {
     await expect(workspacePath(join(box.root, "missing-root"), "a\0b", false)).rejects.toThrow("path must not contain NUL bytes");
   });
 
   it("bash refuses a signal that is not an AbortSignal instead of running without one", async () => {
-    const { read, write, bash } = toolsAt(box.root);
+    const { read, write, bash } = toolsAt(box.root, {}, toolSet);
     const fake = { aborted: false } as unknown as AbortSignal;
     await expect(bash.execute({ command: "touch ran" }, fake)).resolves.toEqual({ content: "bash: signal must be an AbortSignal; nothing was done", isError: true });
     await expect(read.execute({ path: "x" }, fake)).resolves.toEqual({ content: "read: signal must be an AbortSignal; nothing was done", isError: true });
@@ -381,7 +389,7 @@ describe("finding 10: nits", () => {
     const socket = join(box.root, "s.sock");
     await new Promise<void>((done) => server.listen(socket, done));
     try {
-      const { read, write } = toolsAt(box.root);
+      const { read, write } = toolsAt(box.root, {}, toolSet);
       await expect(read.execute({ path: "s.sock" })).resolves.toEqual({ content: "read: not a regular file", isError: true });
       await expect(write.execute({ path: "s.sock", content: "x" })).resolves.toEqual({ content: "write: not a regular file", isError: true });
     } finally {
@@ -394,7 +402,7 @@ describe("finding 10: nits", () => {
     ["newdir/.", "newdir"],
     ["missing/deeper/..", "missing"],
   ])("write of %s (a directory by its last step) creates neither a file nor a directory", async (path, shown) => {
-    await expect(toolsAt(box.root).write.execute({ path, content: "x" })).resolves.toEqual({
+    await expect(toolsAt(box.root, {}, toolSet).write.execute({ path, content: "x" })).resolves.toEqual({
       content: `write: EISDIR: illegal operation on a directory, open '${shown}'`,
       isError: true,
     });

@@ -7,11 +7,10 @@ import { join } from "node:path";
 import { beforeEach, expect, it } from "vitest";
 import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
-import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
-import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { descriptorsOn } from "./support/descriptors.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
+import { describeEachToolSet } from "./support/tool-sets.js";
 
 interface LeakCase {
   label: string;
@@ -32,11 +31,6 @@ const CASES: readonly LeakCase[] = [
   { label: "write into a FIFO that has a reader (opened, then refused)", plant: "pipe", call: "write", readerHeld: true, answers: "error" },
 ];
 
-const TOOL_SETS = [
-  { name: "the chapter's tools", create: createWorkspaceTools },
-  { name: "the verified tools", create: createVerifiedWorkspaceTools },
-];
-
 let box: Sandbox;
 const sandbox = useSandbox();
 beforeEach(() => {
@@ -49,14 +43,14 @@ async function plant(kind: LeakCase["plant"], path: string): Promise<void> {
   else if (kind === "pipe") execFileSync("mkfifo", [path]);
 }
 
-for (const { name, create } of TOOL_SETS) {
-  describeNeeding(LINUX_PROCFS, `${name} hold no descriptor once they answer`, () => {
+describeEachToolSet("no descriptor held once a tool answers", (toolSet) => {
+  describeNeeding(LINUX_PROCFS, "counted in /proc", () => {
     it.each(CASES)("$label", async ({ plant: kind, call, readerHeld, answers }) => {
       const target = join(box.root, "target");
       await plant(kind, target);
       const reader = readerHeld === true ? await open(target, constants.O_RDONLY | constants.O_NONBLOCK) : undefined;
       try {
-        const [read, write] = create(box.root) as [Tool, Tool, Tool];
+        const [read, write] = toolSet.create(box.root) as [Tool, Tool, Tool];
         const before = await descriptorsOn(target);
         const result = await (call === "read" ? read.execute({ path: "target" }) : write.execute({ path: "target", content: "x" }));
         expect(result.isError === true ? "error" : "content").toBe(answers);
@@ -66,4 +60,4 @@ for (const { name, create } of TOOL_SETS) {
       }
     });
   });
-}
+});

@@ -1,6 +1,6 @@
 // The layout shows the architecture: every folder of src/ says in its README.md what lives there and
 // what it may import, every import keeps to that, and no module imports itself round a cycle. So the
-// product (gates, tools, agent, verified, index.ts) never reaches the kit, fast-check or tsx.
+// product (gates, tools, agent, verified, index.ts) never reaches the kit, fast-check, tsx or the MCP SDK.
 import { readFile, readdir } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
@@ -63,9 +63,10 @@ describe("the layout of src/", async () => {
     expect(broken).toEqual([]);
   });
 
-  it("the product imports nothing from the kit, and neither fast-check nor tsx", () => {
+  it("the product imports nothing from the kit, and neither fast-check, tsx nor the MCP SDK", () => {
     for (const folder of all.filter((candidate) => !candidate.path.startsWith("src/kit"))) {
-      expect(folder.allowed.filter((entry) => entry.startsWith("src/kit") || entry === "fast-check" || entry === "tsx"), folder.path).toEqual([]);
+      const kitOnly = (entry: string) => entry.startsWith("src/kit") || ["fast-check", "tsx", "@modelcontextprotocol/sdk"].includes(entry);
+      expect(folder.allowed.filter(kitOnly), folder.path).toEqual([]);
     }
   });
 

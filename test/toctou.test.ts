@@ -340,11 +340,11 @@ describe("tool sets", () => {
     const box = await createSandbox(TEMP_PREFIX);
     try {
       expect([...TOOL_SETS.keys()]).toEqual(["chapter", "verified"]);
-      for (const build of TOOL_SETS.values()) {
-        const { read, write } = attackedTools(build(box.root));
+      for (const toolSet of TOOL_SETS.values()) {
+        const { read, write } = attackedTools(toolSet.create(box.root));
         expect([read.spec.name, write.spec.name]).toEqual(["read", "write"]);
       }
-      const chapter = TOOL_SETS.get("chapter")?.(box.root) ?? [];
+      const chapter = TOOL_SETS.get("chapter")?.create(box.root) ?? [];
       expect(() => attackedTools(chapter.filter((tool) => tool.spec.name !== "write"))).toThrow(
         'the tool set has no "write" tool (it has: read, bash)',
       );

@@ -65,7 +65,7 @@ describeNeeding(LINUX_PROCFS, "a swap injected right after the path check", () =
 
 describeNeeding(LINUX_PROCFS, "a real race against a racer thread flipping a directory and a symlink to outside", () => {
   it("lets no content out and leaves nothing outside", async () => {
-    const tools = attackedTools(TOOL_SETS.get("verified")?.(box.root) ?? []);
+    const tools = attackedTools(TOOL_SETS.get("verified")?.create(box.root) ?? []);
     const report = await runRace({
       box,
       toolsName: "verified",

@@ -1,10 +1,16 @@
 // createVerifiedWorkspaceTools: the chapter's contract, every refusal of the chapter, a descriptor walk
-// that holds the boundary alone, the decisions stricter than the chapter, and the hardlink policy.
-import { execFileSync } from "node:child_process";
-import { link, mkdir, readFile, readdir, rename, symlink, writeFile } from "node:fs/promises";
+// that holds the boundary alone, the decisions stricter than the chapter, the hardlink policy, bash in the
+// pinned directory, writes that cannot tear, and execute-only directories as an unprivileged user.
+import { execFile, execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { chmod, link, mkdir, mkdtemp, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, expect, it } from "vitest";
-import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
+import { LINUX_PROCFS, ROOT_TO_DROP, describeNeeding } from "./support/platform.js";
+import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
 import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
@@ -13,6 +19,10 @@ import type { Tool } from "../src/gates/tool.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { approvingCheck } from "./support/check-hooks.js";
+
+const run = promisify(execFile);
+const TOOL_SETS_MODULE = fileURLToPath(new URL("../src/kit/sandbox/tool-sets.ts", import.meta.url));
+const TSX = createRequire(import.meta.url).resolve("tsx");
 
 let box: Sandbox;
 let read: Tool;
@@ -111,7 +121,7 @@ describeNeeding(LINUX_PROCFS, "the descriptor walk alone holds the boundary", ()
   it("names the path in its own errors, not the /proc string it opened", async () => {
     const [blindRead] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
     await expect(blindRead.execute({ path: "nope/missing.txt" })).resolves.toEqual({
-      content: `read: ENOENT: no such file or directory, open '${join(box.root, "nope")}'`,
+      content: `read: ENOENT: no such file or directory, open 'nope'`,
       isError: true,
     });
   });
@@ -121,7 +131,7 @@ describeNeeding(LINUX_PROCFS, "the descriptor walk alone holds the boundary", ()
     await symlink("a", join(box.root, "b"));
     const [blindRead] = createVerifiedWorkspaceTools(box.root, { fsApi: approvingCheck(box.root) }) as [Tool];
     await expect(blindRead.execute({ path: "a" })).resolves.toEqual({
-      content: `read: ELOOP: more than 40 symbolic links on the way to ${join(box.root, "a")}`,
+      content: `read: ELOOP: more than 40 symbolic links on the way to a`,
       isError: true,
     });
   });
@@ -135,12 +145,13 @@ describeNeeding(LINUX_PROCFS, "legitimate paths still work", () => {
     await expect(read.execute({ path })).resolves.toEqual({ content: "in" });
   });
 
-  it("follows a file symlink that stays inside, for read and write", async () => {
+  it("follows a file symlink that stays inside, for read and write, and the link stays", async () => {
     await writeFile(join(box.root, "real.txt"), "old");
     await symlink("real.txt", join(box.root, "current"));
     await expect(read.execute({ path: "current" })).resolves.toEqual({ content: "old" });
     await expect(write.execute({ path: "current", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to current" });
     expect(await readFile(join(box.root, "real.txt"), "utf8")).toBe("new");
+    expect(await readlink(join(box.root, "current"))).toBe("real.txt");
   });
 
   it("follows an absolute symlink that spells the root's real path", async () => {
@@ -186,6 +197,30 @@ describeNeeding(LINUX_PROCFS, "stricter than the chapter, by decision", () => {
   });
 });
 
+// Review finding 8: both writers answered success and the file held B's bytes then A's tail.
+describeNeeding(LINUX_PROCFS, "writes cannot tear", () => {
+  it("leaves one writer's content whole when two write one new path at once, round after round", async () => {
+    const big = "A".repeat(3 * 1024 * 1024);
+    const small = "B".repeat(1024 * 1024);
+    for (let round = 0; round < 10; round++) {
+      const path = `race-${round}.txt`;
+      const answers = await Promise.all([write.execute({ path, content: big }), write.execute({ path, content: small })]);
+      expect(answers).toEqual([{ content: `wrote ${big.length} bytes to ${path}` }, { content: `wrote ${small.length} bytes to ${path}` }]);
+      expect([big, small]).toContain(await readFile(join(box.root, path), "utf8"));
+    }
+    expect((await readdir(box.root)).filter((name) => name.startsWith(".write-"))).toEqual([]);
+  });
+
+  it("keeps the mode of the file it replaces, and gives a new file the umask's", async () => {
+    await writeFile(join(box.root, "script.sh"), "old");
+    await chmod(join(box.root, "script.sh"), 0o750);
+    await write.execute({ path: "script.sh", content: "new" });
+    expect((await stat(join(box.root, "script.sh"))).mode & 0o7777).toBe(0o750);
+    await write.execute({ path: "fresh.txt", content: "new" });
+    expect((await stat(join(box.root, "fresh.txt"))).mode & 0o7777).toBe(0o666 & ~process.umask());
+  });
+});
+
 describeNeeding(LINUX_PROCFS, "only regular files, and never a blocked call", () => {
   it("refuses to read a directory, a FIFO or the root", async () => {
     await mkdir(join(box.root, "dir"));
@@ -195,11 +230,6 @@ describeNeeding(LINUX_PROCFS, "only regular files, and never a blocked call", ()
     }
   });
 
-  it("refuses to write into a FIFO that nobody reads", async () => {
-    execFileSync("mkfifo", [join(box.root, "pipe")]);
-    const result = await write.execute({ path: "pipe", content: "x" });
-    expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/^write: ENXIO/) });
-  });
 });
 
 describeNeeding(LINUX_PROCFS, "hardlink policy", () => {
@@ -218,13 +248,14 @@ describeNeeding(LINUX_PROCFS, "hardlink policy", () => {
     // useSandbox checks after each test that the outside name still holds the secret
   });
 
-  it("with allowHardlinks, reads and writes a file linked twice", async () => {
+  it("with allowHardlinks, reads a file linked twice, and write replaces it under the name written only", async () => {
     const [lenientRead, lenientWrite] = createVerifiedWorkspaceTools(box.root, { allowHardlinks: true }) as [Tool, Tool];
     await writeFile(join(box.root, "a.txt"), "shared");
     await link(join(box.root, "a.txt"), join(box.root, "b.txt"));
     await expect(lenientRead.execute({ path: "b.txt" })).resolves.toEqual({ content: "shared" });
-    await lenientWrite.execute({ path: "b.txt", content: "changed" });
-    expect(await readFile(join(box.root, "a.txt"), "utf8")).toBe("changed");
+    await expect(lenientWrite.execute({ path: "b.txt", content: "changed" })).resolves.toEqual({ content: "wrote 7 bytes to b.txt" });
+    expect(await readFile(join(box.root, "b.txt"), "utf8")).toBe("changed");
+    expect(await readFile(join(box.root, "a.txt"), "utf8")).toBe("shared");
   });
 });
 
@@ -241,7 +272,61 @@ describeNeeding(LINUX_PROCFS, "the root is pinned at construction", () => {
     expect(await readFile(join(box.root, "new.txt"), "utf8")).toBe("in");
   });
 
+  // Review finding 2: bash was built on the root's path string, resolved at its first call, so after
+  // this swap read and write still refused while bash ran `cat secret.txt` in the outside directory.
+  it("starts bash in the pinned directory itself after the root's path is swapped for a symlink to outside", async () => {
+    const bash = createVerifiedWorkspaceTools(box.root)[2] as Tool;
+    await writeFile(join(box.root, "secret.txt"), "the workspace's own\n");
+    const parked = join(box.scratch, "ws-moved");
+    await rename(box.root, parked);
+    await symlink(box.outside, box.root);
+    try {
+      await expect(bash.execute({ command: "pwd -P; cat secret.txt" })).resolves.toEqual({ content: `${parked}\nthe workspace's own\n` });
+    } finally {
+      await rm(box.root);
+      await rename(parked, box.root);
+    }
+  });
+
   it("refuses to construct over a root that is not a directory", () => {
     expect(() => createVerifiedWorkspaceTools(join(box.root, "missing"))).toThrow(/ENOENT/);
+  });
+});
+
+// Review finding 9: each directory was opened O_RDONLY, so a directory the agent's user may search but
+// not list (mode 0311) stopped the verified tools, while the kernel's own walk (the chapter's tools)
+// passes it. Root passes every permission check, so the call runs in a child as uid 65534.
+describeNeeding(ROOT_TO_DROP, "an execute-only directory, as an unprivileged user", () => {
+  it.each([...TOOL_SETS.keys()])("the %s tools read a file inside it", async (name) => {
+    const base = await mkdtemp(join(tmpdir(), "workspace-gates-exec-only-"));
+    try {
+      const root = join(base, "ws");
+      await mkdir(join(root, "locked"), { recursive: true });
+      await writeFile(join(root, "locked", "f.txt"), "behind a directory that cannot be listed\n");
+      await chmod(base, 0o755);
+      await chmod(join(root, "locked"), 0o311);
+      // The child loads the modules as root (the checkout need not be readable by uid 65534), then drops to it for good.
+      const script = `import { TOOL_SETS } from ${JSON.stringify(TOOL_SETS_MODULE)};
+        process.setgid(65534);
+        process.setuid(65534);
+        const [read] = TOOL_SETS.get(process.argv[1]).create(process.argv[2]);
+        process.stdout.write(JSON.stringify(await read.execute({ path: "locked/f.txt" })));`;
+      const { stdout } = await run(process.execPath, ["--import", TSX, "--input-type=module", "-e", script, name, root], { cwd: base });
+      expect(JSON.parse(stdout)).toEqual({ content: "behind a directory that cannot be listed\n" });
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it("control: the directory really cannot be listed by that user", async () => {
+    const base = await mkdtemp(join(tmpdir(), "workspace-gates-exec-only-"));
+    try {
+      await mkdir(join(base, "locked"));
+      await chmod(base, 0o755);
+      await chmod(join(base, "locked"), 0o311);
+      await expect(run("ls", [join(base, "locked")], { uid: 65534, gid: 65534 })).rejects.toThrow(/Permission denied/);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
   });
 });

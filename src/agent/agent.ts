@@ -11,10 +11,16 @@
  * TypeError is thrown: a malformed approval never approves); the tool throws (recorded as
  * `<tool>: <message>`), or answers anything but `{ content: string, isError?: boolean }` (the same,
  * with a TypeError). The loop stops when the provider answers without tool calls or after `maxTurns`.
- * Does not promise: anything a real provider needs (streaming, retries, token budgets).
+ * Once `signal` aborts, the loop starts nothing new: no further provider request, hook or tool call.
+ * A call of the current turn that has not started (or whose hook was still pending: the loop stops
+ * waiting for it) gets the error message `<tool>: aborted: … it did not run`, and the run ends with
+ * `stopReason: "aborted"`; a call already running gets the signal and is awaited.
+ * Does not promise: anything a real provider needs (streaming, retries, token budgets); that a hook
+ * which never settles ends the run without a signal (it holds the run until the signal aborts).
  */
 import { type Approval, type BeforeToolCall, type ToolCall, denyBashByDefault } from "./approval.js";
 import { failure } from "../gates/failure.js";
+import { ABORTED_BEFORE_CALL } from "../gates/messages.js";
 import type { ToolSpec } from "../gates/schema.js";
 import type { Tool, ToolResult } from "../gates/tool.js";
 
@@ -47,7 +53,7 @@ export interface AgentOptions {
 
 export interface AgentRun {
   messages: Message[];
-  stopReason: "done" | "max_turns";
+  stopReason: "done" | "max_turns" | "aborted";
 }
 
 export const DEFAULT_MAX_TURNS = 20;
@@ -61,7 +67,9 @@ export async function runAgent(prompt: string, options: AgentOptions): Promise<A
     onMessage?.(message);
   };
   record({ role: "user", content: prompt });
-  for (let turn = 0; turn < maxTurns; turn++) {
+  for (let turn = 0; ; turn++) {
+    if (signal?.aborted === true) return { messages, stopReason: "aborted" };
+    if (turn >= maxTurns) return { messages, stopReason: "max_turns" };
     const reply = await provider.next({ messages, tools: specs, ...(signal === undefined ? {} : { signal }) });
     const toolCalls = reply.toolCalls ?? [];
     record({ role: "assistant", text: reply.text ?? "", toolCalls });
@@ -72,7 +80,6 @@ export async function runAgent(prompt: string, options: AgentOptions): Promise<A
       if (outcome.rethrow !== undefined) throw outcome.rethrow.error;
     }
   }
-  return { messages, stopReason: "max_turns" };
 }
 
 /** What one call comes to: the result to record, and, when the hook or the tool is broken, what to rethrow. */
@@ -90,11 +97,17 @@ async function runToolCall(
   beforeToolCall: BeforeToolCall,
   signal: AbortSignal | undefined,
 ): Promise<CallOutcome> {
+  const notStarted = { result: { content: `${call.name}: ${ABORTED_BEFORE_CALL}`, isError: true } };
+  const aborted = () => signal?.aborted === true;
+  if (aborted()) return notStarted;
   const tool = tools.find((candidate) => candidate.spec.name === call.name);
   if (tool === undefined) return { result: { content: `unknown tool: ${call.name}`, isError: true } };
   let approval: Approval;
   try {
-    approval = wellFormedApproval(await beforeToolCall(call));
+    const answer = await untilAborted(async () => beforeToolCall(call), signal);
+    // Also when the hook answered first: an abort that fired meanwhile wins over its approval.
+    if (aborted()) return notStarted;
+    approval = wellFormedApproval(answer);
   } catch (error) {
     const { content } = failure(error);
     return { result: { content: `${call.name}: approval hook failed, the call did not run: ${content}`, isError: true }, rethrow: { error } };
@@ -105,6 +118,19 @@ async function runToolCall(
   } catch (error) {
     return { result: failure(error, call.name), rethrow: { error } };
   }
+}
+
+/** What `run` settles to, or `undefined` as soon as `signal` aborts (the pending promise is then ignored). */
+function untilAborted(run: () => Promise<unknown>, signal: AbortSignal | undefined): Promise<unknown> {
+  if (signal === undefined) return run();
+  return new Promise((resolve, reject) => {
+    const stop = () => resolve(undefined);
+    // Listening before the hook runs, so a hook that aborts and then never settles still lets go.
+    signal.addEventListener("abort", stop);
+    run()
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener("abort", stop));
+  });
 }
 
 // A hook or tool written in plain JavaScript, or typed loosely, can answer anything; only the exact

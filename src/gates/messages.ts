@@ -30,3 +30,6 @@ export const WRITE_ABORTED = "aborted: the caller's AbortSignal fired; nothing w
 
 /** write: the target resolves through a name that Node cannot spell back exactly (not valid UTF-8). */
 export const NOT_UTF8_NAME = "the file's real path is not valid UTF-8";
+
+/** The agent loop: the caller's signal aborted before this call started, so neither hook nor tool ran. */
+export const ABORTED_BEFORE_CALL = "aborted: the caller's AbortSignal fired before the call started; it did not run";

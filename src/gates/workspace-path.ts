@@ -77,7 +77,7 @@ export function workspaceBoundary(root: string, fsApi: FsApi = fsPromises): Boun
 }
 
 /** The root's real path, as the boundary pins it; throws with the root's name and the reason. */
-function pinnedRoot(root: string): string {
+export function pinnedRoot(root: string): string {
   let real: Buffer;
   try {
     real = realpathSync.native(root, { encoding: "buffer" });

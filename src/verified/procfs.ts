@@ -9,7 +9,7 @@
  * (they report the path in this mount namespace, which is what a bind mount makes look inside).
  */
 import { closeSync, constants, openSync, readlinkSync, statfsSync } from "node:fs";
-import { descriptorLink, errorCode } from "./proc-fd.js";
+import { descriptorLink, errorCode } from "./open-beneath.js";
 
 export const PROC_SUPER_MAGIC = 0x9fa0;
 

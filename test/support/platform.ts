@@ -37,3 +37,8 @@ export function describeNeeding(need: PlatformNeed, name: string, body: () => vo
 export function itNeeding(need: PlatformNeed, name: string, body: () => Promise<void> | void, timeout?: number): void {
   it.skipIf(need.missing)(named(need, name), body, timeout);
 }
+
+export const ROOT_TO_DROP: PlatformNeed = {
+  missing: process.platform === "win32" || process.getuid?.() !== 0,
+  reason: "needs root, to run a child process as the unprivileged uid 65534",
+};

@@ -1,5 +1,6 @@
 /**
- * `workspace-gates audit [MODULE] [flags]`: every property against an implementation.
+ * `workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]`: every property
+ * against an implementation.
  *
  * The budget is time by default (`DEFAULT_TIME_SECONDS`, shared equally by the properties, each first
  * running the cases `--runs 50` gives it; a property capped by `maxRuns`, like the 10 s timeout case,
@@ -16,7 +17,10 @@
  * prints a replay command; with the printed `--seed` and `--path` it runs exactly that case again.
  * A case that hangs fails after `--timeout`. Progress goes to stderr. Ctrl-C (or SIGTERM) stops the
  * run: what ran so far is printed and written to the report files (marked `interrupted`), every
- * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C).
+ * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C). With `--mcp` the
+ * target is an MCP server started by COMMAND (see mcp/target.ts): a mapped tool it lacks, or a server
+ * that does not start, is exit 2 before any property runs, and a server that fails during the run is
+ * exit 2 whatever the properties said.
  */
 import { open, rm, writeFile } from "node:fs/promises";
 import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs } from "../cli-command.js";
@@ -25,12 +29,14 @@ import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
 import { closeSandboxes } from "./property.js";
 import { progressOn } from "./progress.js";
-import { type AuditReport, type ReplayPrefix, failsRun, renderText, toJson } from "./report.js";
+import { type AuditReport, type ReplayPrefix, type TargetWords, failsRun, renderText, toJson } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import type { AuditProperty } from "./property.js";
 import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, runProperty } from "./run.js";
 import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "./shard.js";
 import { type AuditTarget, UnusableTarget, loadTarget, referenceTarget } from "./target.js";
+import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
+import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
 /** Cases per property with `--runs` and no number; also the floor of the time budget, which the kill matrix holds forks to. */
 export const DEFAULT_RUNS = 50;
@@ -41,11 +47,18 @@ export const DEFAULT_RUNS = 50;
  */
 export const DEFAULT_TIME_SECONDS = 40;
 
-const USAGE = `usage: workspace-gates audit [MODULE] [--time S | --runs N] [--seed N] [--shard K/N] [--json FILE] [--junit FILE]
-                             [--sarif FILE] [--baseline FILE] [--only ID[,ID...]] [--path P] [--conformance] [--timeout MS]
+const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S | --runs N] [--seed N]
+                             [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE] [--baseline FILE]
+                             [--only ID[,ID...]] [--path P] [--conformance] [--timeout MS]
 
-  MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath and/or
-               createWorkspaceTools (default: this package's implementation; docs/contract.md)
+  MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
+               and/or runAgent (default: this package's implementation; docs/contract.md)
+  --mcp -- COMMAND...
+               audit the MCP server that COMMAND starts over stdio, one per workspace
+               root: {root} in COMMAND is replaced by the root, or the root is appended
+  --mapping FILE
+               which MCP tools play read and write (default: those of
+               @modelcontextprotocol/server-filesystem; format in docs/contract.md)
   --time S     seconds of cases, shared by the properties, each running at least the
                cases of --runs ${DEFAULT_RUNS} (default ${DEFAULT_TIME_SECONDS}; the one-case timeout property adds 10 s)
   --runs N     exactly N generated cases per property instead (some properties scale it down)
@@ -77,51 +90,79 @@ export const auditCommand: CliCommand = {
       const problem = await unwritable(file);
       if (problem !== undefined) return cannot(io, `cannot write ${flag} ${file}: ${problem}`);
     }
-    let target: AuditTarget;
+    let target: AuditTarget | McpAuditTarget;
     try {
-      target = options.module === undefined ? await referenceTarget() : await loadTarget(options.module);
+      target = await loadAuditTarget(options);
     } catch (error) {
       if (error instanceof UnusableTarget) return cannot(io, `cannot audit ${error.message}`);
-      return cannot(io, `cannot load ${options.module ?? "the reference"}: ${messageOf(error)}`);
+      return cannot(io, `cannot load ${describeTarget(options)}: ${messageOf(error)}`);
     }
-    let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
-    if (options.baseline !== undefined) {
-      try {
-        baseline = { file: options.baseline, statuses: await readBaseline(options.baseline) };
-      } catch (error) {
-        return cannot(io, messageOf(error));
-      }
-    }
-    const guard = guardInterrupts();
-    let report: AuditReport;
     try {
-      report = await runAudit(options, target, io, guard.signal);
+      return await auditTarget(target, options, reports, io);
     } finally {
-      guard.dispose();
+      if ("dispose" in target) await target.dispose();
     }
-    const prefix = invocationOf(io, "audit");
-    io.stdout(renderText(report, prefix, options.module));
-    let written: string | undefined;
-    for (const { flag, file, render } of reports) {
-      written ??= await writeFile(file, render(report, prefix, options.module)).then(
-        () => undefined,
-        (error: unknown) => `cannot write ${flag} ${file}: ${messageOf(error)}`,
-      );
-    }
-    const interrupted = guard.exitCode();
-    if (interrupted !== undefined) {
-      await closeSandboxes();
-      return interrupted;
-    }
-    if (written !== undefined) return cannot(io, written);
-    if (!report.results.some((result) => result.status === "passed" || result.status === "failed"))
-      return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
-    if (baseline === undefined) return report.results.some((result) => failsRun(result, options.conformance)) ? 1 : 0;
-    const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results, options.conformance);
-    io.stdout(renderComparison(comparison));
-    return comparison.regressions.length > 0 ? 1 : 0;
   },
 };
+
+async function loadAuditTarget(options: AuditArgs): Promise<AuditTarget | McpAuditTarget> {
+  if (options.mcp === undefined) return options.module === undefined ? referenceTarget() : loadTarget(options.module);
+  const target = mcpTarget(options.mcp.command, options.mcp.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(options.mcp.mapping));
+  await target.prepare();
+  return target;
+}
+
+function describeTarget(options: AuditArgs): string {
+  if (options.mcp !== undefined) return `the MCP server ${options.mcp.command.join(" ")}`;
+  return options.module ?? "the reference";
+}
+
+function targetWords(options: AuditArgs): TargetWords {
+  if (options.mcp === undefined) return options.module === undefined ? [] : [options.module];
+  return ["--mcp", ...(options.mcp.mapping === undefined ? [] : ["--mapping", options.mcp.mapping]), "--", ...options.mcp.command];
+}
+
+async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditArgs, reports: ReportFile[], io: CliIo): Promise<number> {
+  let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
+  if (options.baseline !== undefined) {
+    try {
+      baseline = { file: options.baseline, statuses: await readBaseline(options.baseline) };
+    } catch (error) {
+      return cannot(io, messageOf(error));
+    }
+  }
+  const guard = guardInterrupts();
+  let report: AuditReport;
+  try {
+    report = await runAudit(options, target, io, guard.signal);
+  } finally {
+    guard.dispose();
+  }
+  const prefix = invocationOf(io, "audit");
+  const words = targetWords(options);
+  io.stdout(renderText(report, prefix, words));
+  let written: string | undefined;
+  for (const { flag, file, render } of reports) {
+    written ??= await writeFile(file, render(report, prefix, words)).then(
+      () => undefined,
+      (error: unknown) => `cannot write ${flag} ${file}: ${messageOf(error)}`,
+    );
+  }
+  const interrupted = guard.exitCode();
+  if (interrupted !== undefined) {
+    await closeSandboxes();
+    return interrupted;
+  }
+  if (written !== undefined) return cannot(io, written);
+  if ("serverFailure" in target && target.serverFailure !== undefined)
+    return cannot(io, `the MCP server failed during the audit, so the verdict cannot stand: ${target.serverFailure}`);
+  if (!report.results.some((result) => result.status === "passed" || result.status === "failed"))
+    return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
+  if (baseline === undefined) return report.results.some((result) => failsRun(result, options.conformance)) ? 1 : 0;
+  const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results, options.conformance);
+  io.stdout(renderComparison(comparison));
+  return comparison.regressions.length > 0 ? 1 : 0;
+}
 
 /** Runs the selected properties in order, with progress, until done or `signal` aborts. */
 async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, signal: AbortSignal): Promise<AuditReport> {
@@ -185,13 +226,13 @@ async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarg
 interface ReportFile {
   flag: string;
   file: string;
-  render: (report: AuditReport, prefix: ReplayPrefix, module: string | undefined) => string;
+  render: (report: AuditReport, prefix: ReplayPrefix, target: TargetWords) => string;
 }
 
 function reportFiles(options: AuditArgs): ReportFile[] {
   const files: ReportFile[] = [];
   if (options.json !== undefined)
-    files.push({ flag: "--json", file: options.json, render: (report, prefix, module) => `${JSON.stringify(toJson(report, prefix, module), null, 2)}\n` });
+    files.push({ flag: "--json", file: options.json, render: (report, prefix, target) => `${JSON.stringify(toJson(report, prefix, target), null, 2)}\n` });
   if (options.junit !== undefined) files.push({ flag: "--junit", file: options.junit, render: toJUnit });
   if (options.sarif !== undefined) files.push({ flag: "--sarif", file: options.sarif, render: toSarif });
   return files;
@@ -233,6 +274,7 @@ function messageOf(error: unknown): string {
 
 interface AuditArgs {
   module?: string;
+  mcp?: { command: string[]; mapping?: string };
   /** Exactly this many cases per property; undefined for a time budget. */
   runs?: number;
   time: number;
@@ -249,8 +291,9 @@ interface AuditArgs {
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
+  const { flags, command = [] } = splitAtServerCommand(argv);
   const { values, positionals } = parseCommandArgs({
-    args: [...argv],
+    args: flags,
     allowPositionals: true,
     options: {
       runs: { type: "string" },
@@ -265,8 +308,14 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       path: { type: "string" },
       conformance: { type: "boolean" },
       timeout: { type: "string" },
+      mcp: { type: "boolean" },
+      mapping: { type: "string" },
     },
   });
+  if (values.mcp === true && positionals.length > 0) throw new UsageError(`--mcp audits a server, not a MODULE: got ${positionals.join(" ")}`);
+  if (values.mcp === true && command.length === 0) throw new UsageError("--mcp needs the server's command after --, e.g. --mcp -- npx -y @modelcontextprotocol/server-filesystem {root}");
+  if (values.mcp !== true && flags.length < argv.length) throw new UsageError("a command after -- is for --mcp");
+  if (values.mcp !== true && values.mapping !== undefined) throw new UsageError("--mapping is for --mcp");
   if (positionals.length > 1) throw new UsageError(`expected at most one MODULE, got ${positionals.join(" ")}`);
   const only = values.only?.flatMap((ids) => ids.split(",")).filter((id) => id !== "");
   const unknown = only?.filter((id) => !PROPERTIES.some((property) => property.id === id)) ?? [];
@@ -279,6 +328,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
   if (shard !== undefined && values.seed === undefined) throw new UsageError("--shard needs --seed: every shard must draw from the same stream of cases");
   return {
     ...(positionals[0] === undefined ? {} : { module: positionals[0] }),
+    ...(values.mcp === true ? { mcp: { command, ...(values.mapping === undefined ? {} : { mapping: values.mapping }) } } : {}),
     // A replay runs one case: it needs no budget, and must not wait for one.
     ...(values.runs !== undefined || values.path !== undefined ? { runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS) } : {}),
     time: positiveInteger("--time", values.time, DEFAULT_TIME_SECONDS),

@@ -19,7 +19,7 @@ import { type Sandbox, auditTempDir, createSandbox } from "../sandbox/sandbox.js
 import type { AuditTarget, ContractExport } from "./target.js";
 import type { Tool } from "../../gates/tool.js";
 
-export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits";
+export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits" | "approval" | "agent loop";
 
 export type PropertyKind = "guarantee" | "limit" | "conformance";
 
@@ -33,7 +33,10 @@ export interface AuditProperty<T = unknown> {
   notApplicable?(target: AuditTarget): string | undefined;
   /** Share of the audit's `--runs` this property takes (a run of sequences costs many tool calls). */
   budgetScale?: number;
-  /** The most runs this property takes whatever the budget (a case that costs seconds of waiting). */
+  /**
+   * The most runs this property takes whatever the budget: 1 for a case that costs seconds of waiting,
+   * or for a table replayed whole in one run that answers the same every time.
+   */
   maxRuns?: number;
   arbitrary: fc.Arbitrary<T>;
   check(target: AuditTarget, value: T): Promise<void>;

@@ -13,11 +13,11 @@
  * results: they are the chapter's, not the module's.
  */
 import type { AuditReport, ReplayPrefix } from "./report.js";
-import { failsRun, replayCommand, summarize } from "./report.js";
+import { type TargetWords, failsRun, replayCommand, summarize, targetModule } from "./report.js";
 import type { PropertyResult } from "./run.js";
 import { VERSION } from "../version.js";
 
-export function toJUnit(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): string {
+export function toJUnit(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): string {
   const summary = summarize(report.results, report.conformance);
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
   const total = report.results.reduce((sum, result) => sum + result.timeMs, 0);
@@ -28,7 +28,7 @@ export function toJUnit(report: AuditReport, prefix: ReplayPrefix, module: strin
     if (result.status === "skipped") return `${open}>\n      <skipped message=${attribute(`needs ${result.missing?.join(", ")}, which the module does not export`)}/>\n    </testcase>`;
     if (result.status === "not-applicable") return `${open}>\n      <skipped message=${attribute(`not applicable: ${result.reason ?? ""}`)}/>\n    </testcase>`;
     if (result.status === "passed") return `${open}/>`;
-    const detail = failureText(result, replayCommand(prefix, module, result));
+    const detail = failureText(result, replayCommand(prefix, target, result));
     if (failsRun(result, report.conformance))
       return `${open}>\n      <failure message=${attribute(result.reason ?? result.title)} type=${attribute(result.kind)}>${text(detail)}</failure>\n    </testcase>`;
     const why = result.kind === "limit" ? "known limit (fails by design, see SECURITY.md)" : "text differs from the chapter's (a failure only with --conformance)";
@@ -58,7 +58,8 @@ export function toJUnit(report: AuditReport, prefix: ReplayPrefix, module: strin
 
 export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
 
-export function toSarif(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): string {
+export function toSarif(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): string {
+  const module = targetModule(target);
   const ran = report.results.filter((result) => result.status === "passed" || result.status === "failed");
   const rules = ran.map((result) => ({
     id: result.id,
@@ -69,7 +70,7 @@ export function toSarif(report: AuditReport, prefix: ReplayPrefix, module: strin
   }));
   const reported = ran.filter((result) => result.status === "failed" && result.kind !== "limit");
   const results = reported.map((result) => {
-    const replay = replayCommand(prefix, module, result);
+    const replay = replayCommand(prefix, target, result);
     return {
       ruleId: result.id,
       ruleIndex: ran.indexOf(result),

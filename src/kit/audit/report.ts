@@ -78,11 +78,21 @@ export interface JsonReport {
 /** How to run the audit again, e.g. `npx workspace-gates audit` or `npm run audit --`. */
 export type ReplayPrefix = string;
 
-export function replayCommand(prefix: ReplayPrefix, module: string | undefined, result: PropertyResult): string | undefined {
+/** The words that name the target on the command line: `[]`, `[MODULE]`, or `--mcp … -- COMMAND…`. */
+export type TargetWords = readonly string[];
+
+/** The module under audit, when the target is one (an MCP server has no file to point at). */
+export function targetModule(target: TargetWords): string | undefined {
+  return target.length === 1 ? target[0] : undefined;
+}
+
+export function replayCommand(prefix: ReplayPrefix, target: TargetWords, result: PropertyResult): string | undefined {
   if (result.status !== "failed") return undefined;
-  const parts = [prefix, ...(module === undefined ? [] : [shellWord(module)]), "--only", result.id, "--seed", String(result.seed)];
+  // Whatever follows `--` belongs to the server's command, so it ends the line.
+  const cut = target.includes("--") ? target.indexOf("--") : target.length;
+  const parts = [...target.slice(0, cut), "--only", result.id, "--seed", String(result.seed)];
   if (result.path !== undefined) parts.push("--path", result.path);
-  return parts.join(" ");
+  return [prefix, ...[...parts, ...target.slice(cut)].map(shellWord)].join(" ");
 }
 
 /** A result that fails the run: a broken guarantee, or a text that differs when conformance was asked for. */
@@ -103,7 +113,7 @@ export function summarize(results: readonly Pick<PropertyResult, "status" | "kin
   };
 }
 
-export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): JsonReport {
+export function toJson(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): JsonReport {
   return {
     schemaVersion: JSON_SCHEMA_VERSION,
     tool: { name: "workspace-gates", version: VERSION },
@@ -116,7 +126,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string
     ...(report.interrupted === undefined ? {} : { interrupted: report.interrupted }),
     summary: summarize(report.results, report.conformance),
     results: report.results.map((result) => {
-      const replay = replayCommand(prefix, module, result);
+      const replay = replayCommand(prefix, target, result);
       return {
         id: result.id,
         gate: result.gate,
@@ -134,7 +144,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, module: string
   };
 }
 
-export function renderText(report: AuditReport, prefix: ReplayPrefix, module: string | undefined): string {
+export function renderText(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): string {
   const budget = report.timeSeconds === undefined ? `${report.runs} runs per property` : `${report.timeSeconds} s shared by the properties`;
   const shard = report.shard === undefined ? "" : `, shard ${report.shard.index}/${report.shard.count}`;
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${budget}${shard})`, ""];
@@ -145,7 +155,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, module: st
   lines.push(format(header));
   for (const [index, result] of report.results.entries()) {
     lines.push(format(rows[index] as string[]));
-    if (result.status === "failed") lines.push(...failureDetail(result, replayCommand(prefix, module, result)));
+    if (result.status === "failed") lines.push(...failureDetail(result, replayCommand(prefix, target, result)));
     if (result.status === "skipped") lines.push(`    needs ${result.missing?.join(", ")}, which the module does not export`);
     if (result.status === "not-applicable") lines.push(`    not applicable: ${result.reason ?? "(no reason given)"}`);
   }

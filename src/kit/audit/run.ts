@@ -56,6 +56,10 @@ export const DEFAULT_CASE_TIMEOUT_MS = 60_000;
 
 export async function runProperty<T>(property: AuditProperty<T>, target: AuditTarget, options: RunOptions): Promise<PropertyResult> {
   const common = { id: property.id, gate: property.gate, kind: property.kind, title: property.title, seed: options.seed };
+  // Before the missing exports: what the target says cannot apply to its kind (a process has no
+  // isInside) is not applicable, not skipped.
+  const inapplicable = target.notApplicable?.get(property.id);
+  if (inapplicable !== undefined) return { ...common, status: "not-applicable", runs: 0, timeMs: 0, reason: inapplicable };
   const missing = property.needs.filter((name) => target[name] === undefined);
   if (missing.length > 0) return { ...common, status: "skipped", runs: 0, timeMs: 0, missing };
   const notApplicable = property.notApplicable?.(target);

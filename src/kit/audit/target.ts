@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 import type { PathApi } from "../../gates/is-inside.js";
 import type { Tool } from "../../gates/tool.js";
 import type { FsApi } from "../../gates/workspace-path.js";
+import type { AgentOptions, AgentRun } from "../../index.js";
 
 export interface AuditTarget {
   /** How the report names the target: the module path, or `reference`. */
@@ -20,11 +21,17 @@ export interface AuditTarget {
   isInside?: (root: string, path: string, pathApi?: PathApi) => boolean;
   workspacePath?: (root: string, candidate: string, creating: boolean, fsApi?: FsApi) => Promise<string>;
   createWorkspaceTools?: (root: string, options?: object) => Tool[];
+  /** The calling layer: the agent loop with its approval hook (docs/contract.md, "The calling layer"). */
+  runAgent?: (prompt: string, options: AgentOptions) => Promise<AgentRun>;
+  /** A target whose tools live in another process starts them on `root` now, as `createWorkspaceTools` does in process. */
+  start?: (root: string) => Promise<void>;
+  /** Properties that cannot apply to this kind of target (a process has no `isInside`), each with the reason. */
+  notApplicable?: ReadonlyMap<string, string>;
 }
 
-export type ContractExport = "isInside" | "workspacePath" | "createWorkspaceTools";
+export type ContractExport = "isInside" | "workspacePath" | "createWorkspaceTools" | "runAgent";
 
-export const CONTRACT_EXPORTS: readonly ContractExport[] = ["isInside", "workspacePath", "createWorkspaceTools"];
+export const CONTRACT_EXPORTS: readonly ContractExport[] = ["isInside", "workspacePath", "createWorkspaceTools", "runAgent"];
 
 /** A module that cannot be audited as it is: nothing of the contract, or a contract name that is no function. */
 export class UnusableTarget extends Error {}

@@ -1,23 +1,34 @@
 /**
- * The tool sets the TOCTOU demo can attack, by name (`--tools NAME`): the chapter's tools, and the
- * descriptor-verified tools that are meant to close the window the chapter leaves open.
+ * The one registry of tool sets, by name: the chapter's tools, and the descriptor-verified tools that
+ * are meant to close the window the chapter leaves open. The TOCTOU demo attacks them by name
+ * (`--tools NAME`), and every shared table (bad input, Go's os.Root corpus, the known limits, the
+ * descriptor leaks) runs over each of them, so a new set added here is held to all of them at once.
  *
- * Promises: each factory builds a fresh, unmodified tool set bound to the given workspace root, with
- * the production defaults (real `node:fs/promises`, no test hooks; for `verified`, hardlinks refused and
- * no best-effort fallback, so it throws where /proc cannot verify descriptors); `attackedTools` picks
- * out `read` and `write` by their spec names and throws, naming what is missing, when a set lacks one.
- * Does not promise: that a set defends against anything. The demo finds that out.
+ * Promises: each `create` builds a fresh, unmodified tool set bound to the given workspace root, with
+ * the production defaults for everything the options do not set (real `node:fs/promises`; for
+ * `verified`, hardlinks refused and no best-effort fallback, so it throws where /proc cannot verify
+ * descriptors); `needsProcfs` says which sets a platform without Linux procfs cannot build;
+ * `attackedTools` picks out `read` and `write` by their spec names and throws, naming what is
+ * missing, when a set lacks one.
+ * Does not promise: that a set defends against anything. The demo and the tables find that out.
  */
 import type { Tool } from "../../gates/tool.js";
 import { createVerifiedWorkspaceTools } from "../../verified/verified-tools.js";
-import { createWorkspaceTools } from "../../tools/workspace-tools.js";
+import { type WorkspaceToolsOptions, createWorkspaceTools } from "../../tools/workspace-tools.js";
 
-export type ToolSetFactory = (root: string) => Tool[];
+export interface ToolSet {
+  name: string;
+  /** The options every set shares (bash limits, the path check's fs); the rest stay at their defaults. */
+  create: (root: string, options?: WorkspaceToolsOptions) => Tool[];
+  needsProcfs: boolean;
+}
 
-export const TOOL_SETS: ReadonlyMap<string, ToolSetFactory> = new Map<string, ToolSetFactory>([
-  ["chapter", (root) => createWorkspaceTools(root)],
-  ["verified", (root) => createVerifiedWorkspaceTools(root)],
-]);
+export const TOOL_SETS: ReadonlyMap<string, ToolSet> = new Map(
+  [
+    { name: "chapter", create: (root: string, options?: WorkspaceToolsOptions) => createWorkspaceTools(root, options), needsProcfs: false },
+    { name: "verified", create: (root: string, options?: WorkspaceToolsOptions) => createVerifiedWorkspaceTools(root, options), needsProcfs: true },
+  ].map((set) => [set.name, set]),
+);
 
 export const DEFAULT_TOOL_SET = "chapter";
 

@@ -7,6 +7,9 @@
  * Link targets stay within the sandbox by construction: they name the workspace, the outside canary or
  * a twin of the root, or a relative text of at most two parent steps.
  * Does not promise: that every generated entry exists; read the returned list, not the input.
+ *
+ * Tables write trees in Go's `makefs` notation (`makefs` below), the one notation for a tree given as
+ * text; generators build `TreeEntry` values directly.
  */
 import { link, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -77,6 +80,43 @@ export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]
     created.push(entry);
   }
   return created;
+}
+
+/** The placeholder for the absolute path of the directory a `makefs` tree is laid out in, as in Go. */
+export const ABS_PLACEHOLDER = "$ABS";
+
+/**
+ * A tree written as Go's `makefs` strings (golang/go `src/os/root_test.go`), one entry per string,
+ * relative to the directory it is laid out in, which sits at `under` inside the workspace:
+ * `"d/"` a directory, `"f"` a file, `"a => b"` a symlink whose text is `b`, where a leading `$ABS`
+ * stands for that directory's absolute path. Parent directories are made implicitly, as in Go, and
+ * `under` itself comes first. Throws on an entry that `materialize` would silently drop: a name with
+ * `.`, `..` or an empty component, or `$ABS` anywhere but at the start of a link text.
+ */
+export function makefs(lines: readonly string[], under: readonly string[] = []): Tree {
+  const entries: TreeEntry[] = under.map((_, index) => ({ kind: "dir", at: under.slice(0, index + 1) }));
+  const made = new Set(entries.map((entry) => entry.at.join("/")));
+  const add = (entry: TreeEntry) => {
+    for (let depth = under.length + 1; depth < entry.at.length; depth++) {
+      const parent = entry.at.slice(0, depth);
+      if (!made.has(parent.join("/"))) entries.push({ kind: "dir", at: parent });
+      made.add(parent.join("/"));
+    }
+    if (!made.has(entry.at.join("/"))) entries.push(entry);
+    made.add(entry.at.join("/"));
+  };
+  for (const line of lines) {
+    const [name = "", text] = line.split(" => ");
+    const parts = name.replace(/\/$/, "").split("/");
+    if (parts.some((part) => part === "" || part === "." || part === "..")) throw new Error(`makefs: not a plain relative name: ${JSON.stringify(line)}`);
+    const at = [...under, ...parts];
+    if (text === undefined) add({ kind: name.endsWith("/") ? "dir" : "file", at });
+    else if (!text.slice(ABS_PLACEHOLDER.length).includes(ABS_PLACEHOLDER) && text.startsWith(ABS_PLACEHOLDER))
+      add({ kind: "symlink", at, target: { form: "absolute", area: "root", path: [...under, ...text.slice(ABS_PLACEHOLDER.length).split("/").filter((part) => part !== "")] } });
+    else if (text.includes(ABS_PLACEHOLDER)) throw new Error(`makefs: ${ABS_PLACEHOLDER} only at the start of a link text: ${JSON.stringify(line)}`);
+    else add({ kind: "symlink", at, target: { form: "text", text } });
+  }
+  return entries;
 }
 
 /** One line per entry, as a counterexample shows it: `ws/a/l -> ../../outside`. */

@@ -1,6 +1,7 @@
 /**
  * `workspace-gates toctou`: the demonstration of the window the chapter cannot close, in one of two
- * modes (deterministic.ts, race.ts), against a tool set picked by name (tool-sets.ts).
+ * modes (deterministic.ts, race.ts), against a tool set picked by name (tool-sets.ts), a module that
+ * exports `createWorkspaceTools`, or (race mode only) an MCP server through the audit's MCP client.
  *
  * Promises, beyond those of every CliCommand: all files live in one fresh temp directory made by
  * `createSandbox`, which is removed before `run` resolves: on success, on failure, and on Ctrl-C or
@@ -8,8 +9,8 @@
  * 128 + the signal number). The report is printed, and with `--json` written, before the removal,
  * also when interrupted. Exit 1 means the boundary broke: content escaped or something changed outside
  * the workspace (as `audit` exits 1 when a property fails); 0 that neither was seen; 2 that the
- * demonstration could not run or, in deterministic mode, could not place the attacker's move because
- * no check was seen.
+ * demonstration could not run, that the racer made no swap (race ineffective), or, in deterministic
+ * mode, could not place the attacker's move because no check was seen.
  * Does not promise: that exit 0 means the tools are safe; a race that found nothing proves nothing.
  */
 import { writeFile } from "node:fs/promises";
@@ -18,10 +19,15 @@ import type { CliCommand, CliIo } from "../cli-command.js";
 import { type DeterministicReport, runDeterministic } from "./deterministic.js";
 import { TOCTOU_USAGE, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
-import { type RaceReport, runRace } from "./race.js";
+import { type RaceBudget, type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
+import type { Tool } from "../../gates/tool.js";
+import { loadTarget } from "../audit/target.js";
+import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
+import { mcpTarget } from "../mcp/target.js";
+import type { ToctouTarget } from "./flags.js";
 
 export const TEMP_PREFIX = "workspace-gates-toctou-";
 
@@ -48,12 +54,13 @@ export const toctouCommand: CliCommand = {
 async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo, signal: AbortSignal): Promise<number> {
   const narrate = (line: string) => io.stdout(`${line}\n`);
   let box: Sandbox | undefined;
+  let target: AttackedTarget | undefined;
   try {
+    target = await attackedTarget(plan.target);
     box = await createSandbox(TEMP_PREFIX);
-    const factory = TOOL_SETS.get(plan.tools);
-    if (factory === undefined) throw new Error(`unknown tool set "${plan.tools}"`);
-    const run = { box, toolsName: plan.tools, tools: attackedTools(factory(box.root)), narrate, signal };
-    let report: DeterministicReport | RaceReport;
+    await target.ready(box.root);
+    const run = { box, toolsName: plan.tools, tools: attackedTools(target.tools(box.root)), narrate, signal };
+    let report: DeterministicReport | RaceReport | (RaceReport & { control: ControlRace });
     let code: number;
     if (plan.mode === "deterministic") {
       report = await runDeterministic(run);
@@ -64,9 +71,16 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
         narrate(`timeline written to ${plan.svg}`);
       }
     } else {
-      report = await runRace({ ...run, budget: plan.budget });
-      io.stdout(renderRaceSummary(report));
-      code = raceExitCode(report);
+      const raced = await runRace({ ...run, budget: plan.budget });
+      io.stdout(renderRaceSummary(raced));
+      const isControl = plan.target.kind === "tools" && plan.target.name === CONTROL_TOOL_SET;
+      const control = isControl || raced.stoppedBy === "interrupted" ? undefined : await raceControl(plan.budget, narrate, signal);
+      if (control !== undefined)
+        narrate(`control (the ${CONTROL_TOOL_SET} tools, same budget): ${control.escapes} escapes in ${control.attempts} calls, ${control.swaps} swaps`);
+      report = control === undefined ? raced : { ...raced, control };
+      code = raceExitCode(raced, control);
+      const ineffective = raceIneffective(raced, control);
+      if (code === 2 && ineffective !== undefined) io.stderr(`toctou: race ineffective: ${ineffective}, so no count of escapes here means anything\n`);
     }
     if (plan.json !== undefined) {
       await writeFile(plan.json, `${JSON.stringify(report, null, 2)}\n`);
@@ -77,6 +91,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
     io.stderr(`toctou: could not run: ${error instanceof Error ? error.message : String(error)}\n`);
     return 2;
   } finally {
+    await target?.dispose();
     if (box !== undefined) {
       await box.dispose();
       narrate(`removed ${box.base}`);
@@ -89,7 +104,72 @@ function deterministicExitCode(report: DeterministicReport): number {
   return report.contentEscapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
 }
 
-function raceExitCode(report: RaceReport): number {
+/** Builds the attacked tools for a root; `ready` starts what they need before the clock runs, `dispose` ends it. */
+interface AttackedTarget {
+  tools(root: string): Tool[];
+  ready(root: string): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+async function attackedTarget(target: ToctouTarget): Promise<AttackedTarget> {
+  const nothing = async () => {};
+  if (target.kind === "tools") {
+    const toolSet = TOOL_SETS.get(target.name);
+    if (toolSet === undefined) throw new Error(`unknown tool set "${target.name}"`);
+    return { tools: (root) => toolSet.create(root), ready: nothing, dispose: nothing };
+  }
+  if (target.kind === "module") {
+    const { createWorkspaceTools } = await loadTarget(target.path);
+    if (createWorkspaceTools === undefined) throw new Error(`${target.path} exports no createWorkspaceTools function`);
+    return { tools: (root) => createWorkspaceTools(root), ready: nothing, dispose: nothing };
+  }
+  const server = mcpTarget(target.command, target.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(target.mapping));
+  await server.prepare();
+  return {
+    tools: (root) => server.createWorkspaceTools?.(root) ?? [],
+    ready: (root) => server.start(root),
+    dispose: () => server.dispose(),
+  };
+}
+
+/** The tool set with a known window, raced beside any other target to show that the race can win. */
+export const CONTROL_TOOL_SET = "chapter";
+
+/** What the control race showed: enough to judge whether the racer could win at all. */
+export interface ControlRace {
+  tools: string;
+  attempts: number;
+  escapes: number;
+  sideEffects: number;
+  swaps: number;
+}
+
+async function raceControl(budget: RaceBudget, narrate: (line: string) => void, signal: AbortSignal): Promise<ControlRace> {
+  const box = await createSandbox(TEMP_PREFIX);
+  try {
+    const control = TOOL_SETS.get(CONTROL_TOOL_SET);
+    if (control === undefined) throw new Error(`no ${CONTROL_TOOL_SET} tool set`);
+    const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, tools: attackedTools(control.create(box.root)), budget, narrate: (line) => narrate(`control: ${line}`), signal });
+    return { tools: CONTROL_TOOL_SET, attempts: raced.total.attempts, escapes: raced.total.escapes, sideEffects: raced.sideEffects.total, swaps: raced.racer.swaps };
+  } finally {
+    await box.dispose();
+  }
+}
+
+/** Why a race cannot support a clean verdict, if it cannot: no swap, or a control that never escaped. */
+export function raceIneffective(report: RaceReport, control: ControlRace | undefined): string | undefined {
+  if (report.racer.swaps === 0) return "the racer made no swap";
+  if (control !== undefined && control.escapes === 0 && control.sideEffects === 0)
+    return `the control (the ${control.tools} tools, whose window is known) did not escape in the same budget`;
+  return undefined;
+}
+
+/**
+ * Exit 1 on evidence of an escape; otherwise 2 when the racer failed or the race was ineffective (a
+ * race that could not have won proves nothing, however clean), and 0 only for a race that could win.
+ */
+export function raceExitCode(report: RaceReport, control?: ControlRace): number {
   if (report.racer.failure !== null) return 2;
-  return report.total.escapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
+  if (report.total.escapes > 0 || report.sideEffects.total > 0) return 1;
+  return raceIneffective(report, control) === undefined ? 0 : 2;
 }

@@ -10,6 +10,7 @@
 import { UsageError, parseCommandArgs } from "../cli-command.js";
 import type { RaceBudget } from "./race.js";
 import { DEFAULT_TOOL_SET, TOOL_SETS } from "../sandbox/tool-sets.js";
+import { splitAtServerCommand } from "../mcp/target.js";
 
 export const DEFAULT_RACE_BUDGET: RaceBudget = { attempts: 1_000_000, seconds: 10 };
 const MAX_ATTEMPTS = 1_000_000_000;
@@ -18,7 +19,7 @@ const MAX_SECONDS = 3_600;
 const WHOLE_NUMBER = { shape: /^\d+$/, name: "whole number" };
 const DECIMAL_NUMBER = { shape: /^\d+(\.\d+)?$/, name: "number" };
 
-export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME] [--attempts N] [--seconds S] [--json FILE] [--svg FILE]
+export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--json FILE] [--svg FILE] [-- COMMAND...]
 
 Shows the window between the tools' path check and their use of the path: a directory inside the
 workspace is swapped for a symlink to a canary directory outside. The chapter's read and write follow
@@ -29,6 +30,10 @@ at the end (also on Ctrl-C).
   --mode deterministic  the swap happens exactly between check and use, once per tool (default)
   --mode race           a racer thread flips the directory and the symlink while the tools run
   --tools NAME          the tool set to attack: ${[...TOOL_SETS.keys()].join(", ")} (default ${DEFAULT_TOOL_SET})
+  --target MODULE       attack the read and write of a module that exports createWorkspaceTools
+  --mcp -- COMMAND...   attack the MCP server COMMAND starts, as \`audit --mcp\` does ({root} is
+                        the workspace root); race mode only, which is its default
+  --mapping FILE        with --mcp: which tools play read and write (see docs/contract.md)
   --attempts N          race only: stop after N tool calls (default ${DEFAULT_RACE_BUDGET.attempts})
   --seconds S           race only: stop after S seconds (default ${DEFAULT_RACE_BUDGET.seconds}, at most ${MAX_SECONDS})
   --json FILE           also write the report as JSON to FILE
@@ -37,35 +42,45 @@ at the end (also on Ctrl-C).
 
 Exit status: 0 nothing escaped and nothing changed outside, 1 content escaped or something changed
 outside, 2 could not run (bad flag, failed setup, no procfs for the verified tools, a deterministic
-run that saw no check to strike after), 128+N interrupted by signal N (130 for Ctrl-C).
+run that saw no check to strike after, a race whose racer made no swap), 128+N interrupted by signal
+N (130 for Ctrl-C).
 `;
+
+/** What the demonstration attacks: a tool set by name, a contract module, or an MCP server. */
+export type ToctouTarget = { kind: "tools"; name: string } | { kind: "module"; path: string } | { kind: "mcp"; command: string[]; mapping?: string };
 
 export type ToctouPlan =
   | { help: true }
-  | { help: false; mode: "deterministic"; tools: string; json: string | undefined; svg: string | undefined }
-  | { help: false; mode: "race"; tools: string; json: string | undefined; budget: RaceBudget };
+  | { help: false; mode: "deterministic"; tools: string; target: ToctouTarget; json: string | undefined; svg: string | undefined }
+  | { help: false; mode: "race"; tools: string; target: ToctouTarget; json: string | undefined; budget: RaceBudget };
 
 export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
+  const { flags, command } = splitAtServerCommand(argv);
   const { values } = parseCommandArgs({
-    args: [...argv],
+    args: flags,
     options: {
       mode: { type: "string" },
       tools: { type: "string" },
       attempts: { type: "string" },
       seconds: { type: "string" },
       json: { type: "string" },
+      target: { type: "string" },
+      mcp: { type: "boolean" },
+      mapping: { type: "string" },
       svg: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help === true) return { help: true };
-  const tools = values.tools ?? DEFAULT_TOOL_SET;
-  if (!TOOL_SETS.has(tools)) throw new UsageError(`unknown tool set "${tools}"; available: ${[...TOOL_SETS.keys()].join(", ")}`);
-  const mode = values.mode ?? "deterministic";
+  const target = toctouTarget(values, command);
+  const tools = target.kind === "tools" ? target.name : target.kind === "module" ? target.path : `mcp: ${target.command.join(" ")}`;
+  const mode = values.mode ?? (target.kind === "mcp" ? "race" : "deterministic");
   if (mode === "deterministic") {
+    if (target.kind === "mcp")
+      throw new UsageError("--mode deterministic is not applicable over MCP: the fs trap cannot place a move inside another process; use --mode race");
     if (values.attempts !== undefined || values.seconds !== undefined)
       throw new UsageError("--attempts and --seconds bound a race; they apply to --mode race only");
-    return { help: false, mode, tools, json: values.json, svg: values.svg };
+    return { help: false, mode, tools, target, json: values.json, svg: values.svg };
   }
   if (mode !== "race") throw new UsageError(`unknown mode "${mode}"; use deterministic or race`);
   if (values.svg !== undefined) throw new UsageError("--svg draws the timeline of one check and one swap; it applies to --mode deterministic only");
@@ -73,7 +88,25 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
     attempts: values.attempts === undefined ? DEFAULT_RACE_BUDGET.attempts : positive("--attempts", values.attempts, WHOLE_NUMBER, MAX_ATTEMPTS),
     seconds: values.seconds === undefined ? DEFAULT_RACE_BUDGET.seconds : positive("--seconds", values.seconds, DECIMAL_NUMBER, MAX_SECONDS),
   };
-  return { help: false, mode, tools, json: values.json, budget };
+  return { help: false, mode, tools, target, json: values.json, budget };
+}
+
+function toctouTarget(
+  values: { tools?: string | undefined; target?: string | undefined; mcp?: boolean | undefined; mapping?: string | undefined },
+  command: string[] | undefined,
+): ToctouTarget {
+  const chosen = [values.tools, values.target, values.mcp].filter((value) => value !== undefined);
+  if (chosen.length > 1) throw new UsageError("give one of --tools, --target and --mcp");
+  if (values.mcp !== true && command !== undefined) throw new UsageError("a command after -- is for --mcp");
+  if (values.mcp !== true && values.mapping !== undefined) throw new UsageError("--mapping is for --mcp");
+  if (values.mcp === true) {
+    if (command === undefined || command.length === 0) throw new UsageError("--mcp needs the server's command after --");
+    return { kind: "mcp", command, ...(values.mapping === undefined ? {} : { mapping: values.mapping }) };
+  }
+  if (values.target !== undefined) return { kind: "module", path: values.target };
+  const name = values.tools ?? DEFAULT_TOOL_SET;
+  if (!TOOL_SETS.has(name)) throw new UsageError(`unknown tool set "${name}"; available: ${[...TOOL_SETS.keys()].join(", ")}`);
+  return { kind: "tools", name };
 }
 
 function positive(flag: string, text: string, kind: { shape: RegExp; name: string }, max: number): number {

@@ -74,6 +74,10 @@ export function renderRaceSummary(report: RaceReport): string {
     );
   if (report.sideEffects.total > 0)
     lines.push(`${report.sideEffects.total} changes outside the workspace were found after the racer stopped (each write escape is one).`);
+  if (total.escapes === 0 && report.sideEffects.total === 0 && total.attempts > 0)
+    lines.push(
+      `rule of three: 0 escapes in ${total.attempts} calls puts the per-call escape rate below ${percent(3 / total.attempts)} (95 % confidence).`,
+    );
   if (total.escapes === 0 && report.sideEffects.total === 0)
     lines.push(
       `no escape and nothing changed outside in ${total.attempts} attempts within the budget. That is not evidence`,

@@ -1,9 +1,13 @@
-/** Every audit property, in report order: the field gate, the path gate, the size gate, bash's limits, the known limits, the chapter's texts. */
+/** Every audit property, in report order: the field gate, the path gate, the size gate, bash's limits, the calling layer, the limits, the chapter's texts. */
 import type { AuditProperty } from "../property.js";
+import { agentAbort, agentProtocol } from "./agent-loop.js";
+import { approvalBashDefault, approvalInput, approvalOrdering, approvalRefused } from "./approval-hook.js";
 import { bashLimitsOutput, bashLimitsTimeout } from "./bash-limits.js";
 import { containmentLossyName, containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
+import { corpusGo, corpusMcp } from "./corpus.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
 import { conformanceFields, fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
+import { faultsPermissions } from "./permissions.js";
 import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
 import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
@@ -23,11 +27,20 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   precisionWorkspacePath,
   faultsWorkspacePath,
   faultsTools,
+  faultsPermissions,
+  corpusGo,
+  corpusMcp,
   sequencesBash,
   sequencesRootSwap,
   truncationRead,
   bashLimitsOutput,
   bashLimitsTimeout,
+  approvalRefused,
+  approvalBashDefault,
+  approvalOrdering,
+  approvalInput,
+  agentProtocol,
+  agentAbort,
   limitsHardlink,
   conformanceFields,
   conformanceTruncation,

@@ -182,6 +182,8 @@ export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
       const root = join(box.scratch, "live");
       await mkdir(root);
       const tools = toolsOf(target, root);
+      // A server process is handed its root when it starts: start it before the swap, as creation would be.
+      await target.start?.(root);
       if (swap === "renameThenLink") await rename(root, `${root}.old`);
       else await rm(root, { recursive: true });
       const destination = areaPath(box, to);

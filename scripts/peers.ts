@@ -1,0 +1,99 @@
+// `npm run peers [-- NAME... | --render]`: installs the pinned packages of fixtures/peers/catalog.ts into a folder
+// of their own ($TMPDIR/workspace-gates-peers), audits each (MCP servers with `audit --mcp`, helpers
+// through their adapters), and writes docs/peers.json and docs/peers.md from the results. With names,
+// only those packages are audited again and the others keep their rows. Slow (minutes); needs the
+// npm registry. `--render` only rewrites docs/peers.md from docs/peers.json (after a merge).
+import { execFile } from "node:child_process";
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { PEERS, type Peer } from "../fixtures/peers/catalog.js";
+import type { JsonReport } from "../src/kit/audit/report.js";
+import type { RaceReport } from "../src/kit/toctou/race.js";
+import { main } from "../src/kit/cli.js";
+import { PEERS_DATA_FILE, PEERS_PAGE_FILE, type PeerRace, type PeerRun, type PeersData, renderPeers } from "./peers-table.js";
+
+const SEED = 1;
+const RUNS = 300;
+const RACE_SECONDS = 5;
+export const PEERS_FOLDER = join(tmpdir(), "workspace-gates-peers");
+
+if (process.argv[2] === "--render") {
+  await writeFile(PEERS_PAGE_FILE, renderPeers(JSON.parse(await readFile(PEERS_DATA_FILE, "utf8")) as PeersData));
+  process.stdout.write(`wrote ${PEERS_PAGE_FILE}\n`);
+  process.exit(0);
+}
+const only = process.argv.slice(2);
+const unknown = only.filter((name) => !PEERS.some((peer) => peer.name === name));
+if (unknown.length > 0) throw new Error(`no such peer: ${unknown.join(", ")}`);
+
+await mkdir(join(PEERS_FOLDER, "adapters"), { recursive: true });
+const dependencies = Object.fromEntries(PEERS.map((peer) => [peer.name, peer.version]));
+await writeFile(join(PEERS_FOLDER, "package.json"), `${JSON.stringify({ private: true, type: "module", dependencies }, null, 2)}\n`);
+process.stdout.write(`installing ${PEERS.length} packages into ${PEERS_FOLDER}\n`);
+await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: PEERS_FOLDER });
+
+const previous = only.length === 0 ? [] : (JSON.parse(await readFile(PEERS_DATA_FILE, "utf8")) as PeersData).peers;
+const data: PeersData = { seed: SEED, runs: RUNS, raceSeconds: RACE_SECONDS, peers: [] };
+const reports = await mkdtemp(join(tmpdir(), "workspace-gates-peers-reports-"));
+try {
+  for (const peer of PEERS) {
+    const kept = previous.find((run) => run.name === peer.name && run.version === peer.version);
+    if (only.length > 0 && !only.includes(peer.name) && kept !== undefined) data.peers.push(kept);
+    else data.peers.push(await audit(peer, join(reports, `${data.peers.length}.json`)));
+  }
+} finally {
+  await rm(reports, { recursive: true, force: true });
+}
+await mkdir(dirname(PEERS_DATA_FILE), { recursive: true });
+await writeFile(PEERS_DATA_FILE, `${JSON.stringify(data, null, 2)}\n`);
+await writeFile(PEERS_PAGE_FILE, renderPeers(data));
+process.stdout.write(`wrote ${PEERS_DATA_FILE} and ${PEERS_PAGE_FILE}\n`);
+
+async function audit(peer: Peer, json: string): Promise<PeerRun> {
+  const common = ["audit", "--seed", String(SEED), "--runs", String(RUNS), "--json", json];
+  let argv: string[];
+  if (peer.kind === "mcp") {
+    const command = peer.command.map((word) => word.replaceAll("{install}", PEERS_FOLDER));
+    argv = [...common, "--mcp", ...(peer.mapping === undefined ? [] : ["--mapping", peer.mapping]), "--", ...command];
+  } else {
+    const adapter = join(PEERS_FOLDER, "adapters", basename(peer.adapter));
+    await copyFile(peer.adapter, adapter);
+    argv = [...common, adapter, "--only", peer.only.join(",")];
+  }
+  process.stdout.write(`${peer.name}@${peer.version}: workspace-gates ${argv.join(" ")}\n`);
+  let stderr = "";
+  const code = await main(argv, { stdout: () => {}, stderr: (text) => (stderr += text) });
+  if (code === 2) throw new Error(`the audit of ${peer.name} could not run: ${stderr}`);
+  const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
+  const failed = report.results.filter((result) => result.status === "failed").map((result) => result.id);
+  process.stdout.write(`  fails: ${failed.join(", ") || "nothing"}\n`);
+  const inapplicable = peer.kind === "helper" ? Object.entries(peer.notApplicable) : [];
+  return {
+    name: peer.name,
+    version: peer.version,
+    kind: peer.kind,
+    ...(peer.kind === "mcp" ? { race: await race(argv.slice(argv.indexOf("--mcp")), `${json}.race.json`) } : {}),
+    results: [
+      ...report.results.map(({ id, kind, status, reason, counterexample, replay }) => ({
+        id,
+        kind,
+        status,
+        ...(reason === undefined ? {} : { reason }),
+        ...(counterexample === undefined ? {} : { counterexample }),
+        ...(replay === undefined ? {} : { replay }),
+        ...(status === "failed" && peer.classes[id] !== undefined ? { class: peer.classes[id] } : {}),
+      })),
+      ...inapplicable.map(([id, reason]) => ({ id, kind: "guarantee" as const, status: "not-applicable" as const, reason })),
+    ],
+  };
+}
+
+/** `toctou --mcp` on the same server, with `target` the `--mcp [--mapping F] -- COMMAND` words. */
+async function race(target: string[], json: string): Promise<PeerRace> {
+  const exitCode = await main(["toctou", "--seconds", String(RACE_SECONDS), "--json", json, ...target], { stdout: () => {}, stderr: () => {} });
+  const report = JSON.parse(await readFile(json, "utf8")) as RaceReport;
+  process.stdout.write(`  race: ${report.perTool.write.escapes} write escapes in ${report.perTool.write.attempts} calls, exit ${exitCode}\n`);
+  return { writeCalls: report.perTool.write.attempts, writeEscapes: report.perTool.write.escapes, swaps: report.racer.swaps, exitCode };
+}

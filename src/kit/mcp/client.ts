@@ -1,0 +1,169 @@
+/**
+ * One MCP server process over stdio, driven by the official SDK client: the kit's only MCP client.
+ *
+ * Promises: `connectServer` starts the command with `{root}` replaced by the root (or the root
+ * appended when no word holds the placeholder), initializes and lists the tools within
+ * `START_TIMEOUT_MS`, and otherwise throws `McpServerError` with the end of the server's stderr,
+ * leaving no process. `call` answers `{ text, isError }`: `isError` from the result, or a JSON-RPC
+ * error answer; a server that exits, or does not answer within `CALL_TIMEOUT_MS`, makes `call` throw
+ * `McpServerError`, never a quiet error answer (a dead server refuses everything, which would pass
+ * every containment property). `close` ends the server and, on Linux, every process it started, in a
+ * bounded time.
+ * Does not promise: anything about what the server does with the files; that is what the audit checks.
+ */
+import { readFile, readdir } from "node:fs/promises";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+
+/** Room for `npx -y` to fetch a package on the first start. */
+export const START_TIMEOUT_MS = 60_000;
+export const CALL_TIMEOUT_MS = 20_000;
+export const ROOT_PLACEHOLDER = "{root}";
+const STDERR_TAIL_CHARS = 2_000;
+
+/** The server could not be started, exited, or stopped answering: the audit cannot judge it. */
+export class McpServerError extends Error {}
+
+export interface McpAnswer {
+  text: string;
+  isError: boolean;
+}
+
+export interface McpConnection {
+  readonly pid: number | undefined;
+  readonly toolNames: readonly string[];
+  call(tool: string, args: Record<string, unknown>): Promise<McpAnswer>;
+  close(): Promise<void>;
+}
+
+/** The SDK forgets the pid when its client closes after a failed start; we still need it to clean up. */
+class PidKeepingTransport extends StdioClientTransport {
+  spawnedPid: number | undefined;
+  override async start(): Promise<void> {
+    await super.start();
+    this.spawnedPid = this.pid ?? undefined;
+  }
+}
+
+/** The server's command line for one root. */
+export function commandFor(words: readonly string[], root: string): { command: string; args: string[] } {
+  const [command, ...rest] = words.some((word) => word.includes(ROOT_PLACEHOLDER))
+    ? words.map((word) => word.replaceAll(ROOT_PLACEHOLDER, root))
+    : [...words, root];
+  if (command === undefined || command === "") throw new McpServerError("no server command given");
+  return { command, args: rest };
+}
+
+export async function connectServer(words: readonly string[], root: string, timeoutMs = START_TIMEOUT_MS): Promise<McpConnection> {
+  const { command, args } = commandFor(words, root);
+  const transport = new PidKeepingTransport({ command, args, stderr: "pipe", env: { ...process.env } as Record<string, string> });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
+  });
+  const client = new Client({ name: "workspace-gates-audit", version: "1" });
+  let closedByUs = false;
+  let exited = false;
+  client.onclose = () => {
+    exited = true;
+  };
+  // Stray output on stdout (a console.log in a server) is the server's bug, not a reason to stop.
+  client.onerror = () => {};
+  const where = () => `${[command, ...args].join(" ")}${stderr.trim() === "" ? "" : `\n  its stderr ends with: ${stderr.trim().split("\n").slice(-5).join("\n  ")}`}`;
+  const close = async () => {
+    if (closedByUs) return;
+    closedByUs = true;
+    const pid = transport.spawnedPid;
+    const family = pid === undefined ? [] : await processTree(pid);
+    await client.close().catch(() => {});
+    await Promise.all(family.map(killIfStillRunning));
+  };
+  let toolNames: string[];
+  try {
+    await client.connect(transport, { timeout: timeoutMs });
+    toolNames = (await client.listTools(undefined, { timeout: timeoutMs })).tools.map((tool) => tool.name);
+  } catch (error) {
+    await close();
+    throw new McpServerError(`the MCP server did not start: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
+  }
+  return {
+    pid: transport.spawnedPid,
+    toolNames,
+    close,
+    async call(tool, toolArgs) {
+      if (exited) throw new McpServerError(`the MCP server exited before a call to ${tool}\n  command: ${where()}`);
+      try {
+        const result = await client.callTool({ name: tool, arguments: toolArgs }, undefined, { timeout: CALL_TIMEOUT_MS });
+        const content = Array.isArray(result.content) ? (result.content as { type: string; text?: unknown }[]) : [];
+        const text = content.map((item) => (item.type === "text" && typeof item.text === "string" ? item.text : "")).join("");
+        return { text, isError: result.isError === true };
+      } catch (error) {
+        const gone = exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout;
+        if (gone) throw new McpServerError(`${tool} got no answer: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
+        return { text: error.message, isError: true };
+      }
+    },
+  };
+}
+
+/** A process, with its start time so a reused pid is never mistaken for it. */
+export interface ProcessId {
+  pid: number;
+  start: string;
+}
+
+/** `pid` and every process below it (Linux: from /proc; elsewhere none, and the SDK ends the child alone). */
+export async function processTree(pid: number): Promise<ProcessId[]> {
+  let names: string[];
+  try {
+    names = await readdir("/proc");
+  } catch {
+    return [];
+  }
+  const stats = await Promise.all(names.filter((name) => /^\d+$/.test(name)).map(async (name) => ({ pid: Number(name), stat: await statOf(Number(name)) })));
+  const family = new Map<number, ProcessId[]>();
+  for (const { pid: child, stat } of stats) {
+    if (stat === undefined) continue;
+    const siblings = family.get(stat.ppid) ?? [];
+    siblings.push({ pid: child, start: stat.start });
+    family.set(stat.ppid, siblings);
+  }
+  const self = stats.find((entry) => entry.pid === pid)?.stat;
+  const found: ProcessId[] = self === undefined ? [] : [{ pid, start: self.start }];
+  const walk = (parent: number) => {
+    for (const child of family.get(parent) ?? []) {
+      found.push(child);
+      walk(child.pid);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+async function statOf(pid: number): Promise<{ state: string; ppid: number; start: string } | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    // The command name, in parentheses, may hold spaces and parentheses: fields follow the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // After the name: state, ppid, ...; the start time is field 22 of the whole line, 20th here.
+    return { state: fields[0] ?? "", ppid: Number(fields[1]), start: fields[19] ?? "" };
+  } catch {
+    return undefined; // The process ended while we looked.
+  }
+}
+
+/** Whether the process is still the one we saw, and not a zombie waiting for its parent. */
+export async function stillRunning({ pid, start }: ProcessId): Promise<boolean> {
+  const stat = await statOf(pid);
+  return stat !== undefined && stat.start === start && stat.state !== "Z";
+}
+
+async function killIfStillRunning(process_: ProcessId): Promise<void> {
+  if (!(await stillRunning(process_))) return;
+  try {
+    process.kill(process_.pid, "SIGKILL");
+  } catch {
+    // Gone in between: what we wanted.
+  }
+}

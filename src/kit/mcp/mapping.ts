@@ -1,0 +1,91 @@
+/**
+ * Which MCP tools play the audit's `read` and `write`, and how to talk to them (docs/contract.md,
+ * "Auditing an MCP server", documents the file format).
+ *
+ * Promises: `parseMapping` accepts exactly the documented JSON shape and otherwise throws an Error
+ * naming the file and the field that breaks the rule; what it returns is complete (defaults filled
+ * in from `FILESYSTEM_SERVER_MAPPING`, the official `@modelcontextprotocol/server-filesystem`).
+ * Does not promise: that the named tools exist on a server; the client checks that with `listTools`.
+ */
+import { readFile } from "node:fs/promises";
+
+export interface McpMapping {
+  read: { tool: string; path: string };
+  write: { tool: string; path: string; content: string };
+  /** `absolute`: a relative candidate is sent as `<root>/<candidate>` (the raw text, never normalized). */
+  paths: "absolute" | "relative";
+  /** `chapter`: the server truncates reads the chapter's way, so `truncation.read` applies. */
+  truncation: "chapter" | "none";
+  /** A text answer matching this regular expression is an error, for servers that do not set `isError`. */
+  errorText?: string;
+}
+
+export const FILESYSTEM_SERVER_MAPPING: McpMapping = {
+  read: { tool: "read_text_file", path: "path" },
+  write: { tool: "write_file", path: "path", content: "content" },
+  paths: "absolute",
+  truncation: "none",
+};
+
+export async function readMapping(file: string): Promise<McpMapping> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new Error(`cannot read the mapping ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return parseMapping(text, file);
+}
+
+export function parseMapping(text: string, file: string): McpMapping {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`mapping ${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const fail = (rule: string): never => {
+    throw new Error(`mapping ${file}: ${rule}`);
+  };
+  const object = (value: unknown, where: string): Record<string, unknown> =>
+    typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : fail(`${where} must be an object`);
+  const root = object(json, "the mapping");
+  const known = (record: Record<string, unknown>, where: string, keys: readonly string[]) => {
+    const unknown = Object.keys(record).filter((key) => !keys.includes(key));
+    if (unknown.length > 0) fail(`${where} has unknown field ${unknown.join(", ")} (known: ${keys.join(", ")})`);
+  };
+  known(root, "the mapping", ["read", "write", "paths", "truncation", "errorText"]);
+  const name = (record: Record<string, unknown>, key: string, where: string, fallback: string): string => {
+    const value = record[key] ?? fallback;
+    return typeof value === "string" && value !== "" ? value : fail(`${where}.${key} must be a non-empty string`);
+  };
+  const oneOf = <T extends string>(key: string, values: readonly T[], fallback: T): T => {
+    const value = root[key] ?? fallback;
+    return values.includes(value as T) ? (value as T) : fail(`${key} must be one of ${values.map((v) => JSON.stringify(v)).join(", ")}`);
+  };
+  const defaults = FILESYSTEM_SERVER_MAPPING;
+  const read = object(root.read ?? {}, "read");
+  known(read, "read", ["tool", "path"]);
+  const write = object(root.write ?? {}, "write");
+  known(write, "write", ["tool", "path", "content"]);
+  const errorText = root.errorText;
+  if (errorText !== undefined) {
+    if (typeof errorText !== "string") fail("errorText must be a string (a regular expression)");
+    try {
+      new RegExp(errorText as string);
+    } catch (error) {
+      fail(`errorText is not a regular expression: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return {
+    read: { tool: name(read, "tool", "read", defaults.read.tool), path: name(read, "path", "read", defaults.read.path) },
+    write: {
+      tool: name(write, "tool", "write", defaults.write.tool),
+      path: name(write, "path", "write", defaults.write.path),
+      content: name(write, "content", "write", defaults.write.content),
+    },
+    paths: oneOf("paths", ["absolute", "relative"] as const, defaults.paths),
+    truncation: oneOf("truncation", ["chapter", "none"] as const, defaults.truncation),
+    ...(errorText === undefined ? {} : { errorText: errorText as string }),
+  };
+}

@@ -1,0 +1,63 @@
+// Needs the npm registry: installs @modelcontextprotocol/server-filesystem, pinned as in the gallery,
+// into a temp project. Run with `npm run test:registry` (WORKSPACE_GATES_REGISTRY=1); `npm test` and CI
+// skip it, with the reason in its name.
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PEERS } from "../fixtures/peers/catalog.js";
+import type { JsonReport } from "../src/kit/audit/report.js";
+import { cli } from "./support/cli.js";
+import { FILESYSTEM_SERVER_MAPPING } from "../src/kit/mcp/mapping.js";
+import { mcpTarget } from "../src/kit/mcp/target.js";
+import { createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { materialize } from "../src/kit/sandbox/tree.js";
+
+const OFFICIAL = PEERS.find((peer) => peer.name === "@modelcontextprotocol/server-filesystem");
+
+describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
+  "the official MCP filesystem server, installed from the registry (skipped without WORKSPACE_GATES_REGISTRY=1: needs the npm registry)",
+  () => {
+    let project: string;
+    let server: string[];
+    beforeAll(async () => {
+      project = await mkdtemp(join(tmpdir(), "workspace-gates-registry-"));
+      await writeFile(join(project, "package.json"), "{}\n");
+      await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", `${OFFICIAL?.name}@${OFFICIAL?.version}`], { cwd: project });
+      server = ["node", join(project, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), "{root}"];
+    }, 180_000);
+    afterAll(async () => {
+      await rm(project, { recursive: true, force: true });
+    });
+
+    it.each([
+      ["ws'", 4],
+      ["ws ", 3],
+    ])("writes into the sibling %j through a link inside the root: the minimal counterexample", { timeout: 60_000 }, async (sibling, index) => {
+      const target = mcpTarget(server, FILESYSTEM_SERVER_MAPPING);
+      const box = await createSandbox("workspace-gates-registry-");
+      try {
+        await materialize([{ kind: "symlink", at: ["l"], target: { form: "relative", area: `sibling${index}`, path: [] } }], box);
+        const [, write] = target.createWorkspaceTools?.(box.root) ?? [];
+        expect(await write?.execute({ path: "l/new.txt", content: "escaped" })).toMatchObject({ isError: false });
+        expect(await box.canaryChanges()).toEqual([`added ${join(box.root, "..", sibling, "new.txt")}`]);
+      } finally {
+        await target.dispose();
+        await box.dispose();
+      }
+    });
+
+    it("is failed by the audit, with a replay that reproduces the escape", { timeout: 240_000 }, async () => {
+      const json = join(project, "report.json");
+      const first = await cli(["audit", "--only", "containment.write", "--seed", "1", "--runs", "1000", "--json", json, "--mcp", "--", ...server]);
+      expect(first.code, first.stderr).toBe(1);
+      const [failure] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
+      expect(failure?.counterexample).toMatch(/sibling[34]\b/);
+      const again = await cli([...(failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2)]);
+      expect(again.code).toBe(1);
+      expect(again.stdout).toContain((failure?.counterexample as string).split("\n").join("\n      "));
+    });
+  },
+);

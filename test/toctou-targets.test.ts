@@ -1,0 +1,92 @@
+// `toctou` on any target: a module (--target), an MCP server (--mcp) through the audit's client, and a
+// race that did not race (no swap, or a control that never escaped) is exit 2, never 0.
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
+import { type ControlRace, raceExitCode, raceIneffective } from "../src/kit/toctou/command.js";
+import type { RaceReport } from "../src/kit/toctou/race.js";
+import { cli } from "./support/cli.js";
+
+const SERVED_CHAPTER = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}"];
+
+let reportDir: string;
+beforeEach(async () => {
+  reportDir = await mkdtemp(join(tmpdir(), "toctou-targets-test-"));
+});
+afterEach(async () => {
+  await rm(reportDir, { recursive: true, force: true });
+});
+
+async function toctou<Report>(...argv: string[]) {
+  const json = join(reportDir, "report.json");
+  const cut = argv.includes("--") ? argv.indexOf("--") : argv.length;
+  const result = await cli(["toctou", ...argv.slice(0, cut), "--json", json, ...argv.slice(cut)]);
+  return { ...result, report: existsSync(json) ? (JSON.parse(await readFile(json, "utf8")) as Report) : undefined };
+}
+
+describe("toctou on any target", () => {
+  it("--target MODULE attacks that module's tools: the chapter's, unnamed, escape in deterministic mode", async () => {
+    const { code, report } = await toctou<DeterministicReport>("--target", "src/tools/workspace-tools.ts");
+    expect(report?.tools).toBe("src/tools/workspace-tools.ts");
+    expect(report?.contentEscapes).toBeGreaterThan(0);
+    expect(code).toBe(1);
+  });
+
+  it("--target refuses a module without createWorkspaceTools, exit 2", async () => {
+    const { code, stderr } = await toctou("--target", "src/gates/is-inside.ts");
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/exports no createWorkspaceTools function/);
+  });
+
+  it("--mcp races an MCP server's tools through the audit's client, with a racer that swapped", { timeout: 90_000 }, async () => {
+    const { code, report } = await toctou<RaceReport & { control: ControlRace }>(
+      "--attempts", "60", "--seconds", "30", "--mapping", "fixtures/mcp/tools-server.json", "--mcp", "--", ...SERVED_CHAPTER,
+    );
+    expect(report?.mode).toBe("race");
+    expect(report?.tools).toMatch(/^mcp: node --import tsx fixtures\/mcp\/tools-server\.ts/);
+    expect(report?.total.attempts).toBe(60);
+    expect(report?.racer.swaps).toBeGreaterThan(0);
+    expect(report?.control).toMatchObject({ tools: "chapter", attempts: 60, swaps: expect.any(Number) });
+    const escaped = (report?.total.escapes ?? 0) > 0 || (report?.sideEffects.total ?? 0) > 0;
+    const controlEscaped = (report?.control.escapes ?? 0) > 0 || (report?.control.sideEffects ?? 0) > 0;
+    expect(code).toBe(escaped ? 1 : controlEscaped ? 0 : 2);
+  });
+
+  it("says deterministic mode is not applicable over MCP, exit 2", async () => {
+    const { code, stderr } = await cli(["toctou", "--mode", "deterministic", "--mcp", "--", "srv"]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--mode deterministic is not applicable over MCP/);
+  });
+
+  it.each([
+    [["--tools", "chapter", "--target", "m.ts"], /give one of --tools, --target and --mcp/],
+    [["--mcp"], /--mcp needs the server's command after --/],
+    [["--", "srv"], /a command after -- is for --mcp/],
+  ])("refuses %j with exit 2", async (argv, message) => {
+    const { code, stderr } = await cli(["toctou", ...argv]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+  });
+});
+
+describe("a race that did not race", () => {
+  const report = (swaps: number, failure: string | null, escapes = 0) =>
+    ({ total: { escapes }, sideEffects: { total: escapes }, racer: { swaps, runningMs: 1_000, swapsPerSecond: swaps, evictions: 0, failure } }) as unknown as RaceReport;
+  const control = (escapes: number): ControlRace => ({ tools: "chapter", attempts: 100, escapes, sideEffects: escapes, swaps: 50 });
+
+  it("is exit 2, never a clean 0, when the racer made no swap or failed, or the control did not escape", () => {
+    expect(raceExitCode(report(0, null))).toBe(2);
+    expect(raceExitCode(report(5, "EPERM"))).toBe(2);
+    expect(raceExitCode(report(5, null), control(0))).toBe(2);
+    expect(raceIneffective(report(5, null), control(0))).toMatch(/the control \(the chapter tools, whose window is known\) did not escape/);
+  });
+
+  it("is 0 only for a clean race that could win, and 1 on evidence whatever the control showed", () => {
+    expect(raceExitCode(report(5, null), control(3))).toBe(0);
+    expect(raceExitCode(report(5, null))).toBe(0);
+    expect(raceExitCode(report(5, null, 2), control(0))).toBe(1);
+  });
+});
