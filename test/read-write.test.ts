@@ -1,6 +1,6 @@
 // The read and write tools on real directories: inside paths work, symlinks that lead out are refused
 // with nothing created outside, and invalid input gets the chapter's messages.
-import { lstat, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
@@ -10,6 +10,7 @@ import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { writeTool, writeToolWith } from "../src/tools/write.js";
+import { NOT_AN_ANCESTOR } from "../src/gates/messages.js";
 
 let box: Sandbox;
 let read: Tool;
@@ -120,6 +121,19 @@ describe("write: the rename discipline in detail", () => {
       content: "write: ENOENT: no such file or directory, open 'gone/x.txt'",
       isError: true,
     });
+  });
+
+  it("refuses, and creates nothing, when a boundary's findings name no ancestor of the path", async () => {
+    // A boundary's `existing` must be the path or one of its ancestors; one that is neither (a fork's
+    // bug) used to send the walk up past the filesystem root, growing a list until V8 gave up.
+    await mkdir(join(box.root, "elsewhere"));
+    const boundary = Object.assign(async (candidate: string) => join(box.root, candidate), {
+      root: box.root,
+      creating: async (candidate: string) => ({ path: join(box.root, candidate), existing: join(box.root, "elsewhere") }),
+    });
+    await expect(writeTool(boundary).execute({ path: "new/x.txt", content: "x" })).resolves.toEqual({ content: `write: ${NOT_AN_ANCESTOR}`, isError: true });
+    expect(await readdir(box.root)).toEqual(["elsewhere"]);
+    expect(await readdir(join(box.root, "elsewhere"))).toEqual([]);
   });
 
   describe("behind a hand-made boundary (a fork's), which gives neither the root nor its findings", () => {
