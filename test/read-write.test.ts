@@ -10,6 +10,8 @@ import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { writeTool, writeToolWith } from "../src/tools/write.js";
+import { readTimedOut, readToolWith } from "../src/tools/read.js";
+import type { FsApi } from "../src/gates/workspace-path.js";
 import { NOT_AN_ANCESTOR } from "../src/gates/messages.js";
 
 let box: Sandbox;
@@ -95,6 +97,20 @@ describe("write: the rename discipline in detail", () => {
     controller.abort();
     await expect(answering).resolves.toEqual({ content: "write: aborted: the caller's AbortSignal fired; nothing was written", isError: true });
     await expect(readdir(box.root)).resolves.toEqual([]);
+  });
+
+  it("readToolWith answers the time bound even when its reader ignores the stop signal", async () => {
+    const tool = readToolWith(() => new Promise<string>(() => undefined), 100);
+    await expect(tool.execute({ path: "x" })).resolves.toEqual({ content: `read: ${readTimedOut(100)}`, isError: true });
+  });
+
+  it("read answers an open that fails after the check approved as the open's own error, not as 'not a regular file'", async () => {
+    // A check that approves a file which is not there: the open itself then fails with ENOENT.
+    const fsApi = { lstat, realpath: async (path: string) => path } as unknown as FsApi;
+    const [approving] = createWorkspaceTools(box.root, { fsApi }) as [Tool, Tool, Tool];
+    const answer = await approving.execute({ path: "missing.txt" });
+    expect(answer).toMatchObject({ isError: true });
+    expect(answer.content).toMatch(/^read: ENOENT: no such file or directory, open /);
   });
 
   it("writeToolWith never calls its writer once the signal has fired (the verified tools rely on it)", async () => {
