@@ -58,10 +58,18 @@ describeNeeding(POSIX_SHELL, "bash", () => {
     await expect(bash.execute({ command: "cat; echo read-to-end" })).resolves.toEqual({ content: "read-to-end\n" });
   });
 
-  it("leaves no listener on the caller's signal once the command ended, however it ended", async () => {
+  it("leaves no listener on the caller's signal once the command ended, however it ended, or when the shell cannot start", async () => {
     const controller = new AbortController();
     await bash.execute({ command: "echo done" }, controller.signal);
     await bash.execute({ command: "exit 3" }, controller.signal);
+    const shell = process.env.SHELL;
+    process.env.SHELL = join(box.scratch, "no-such-shell");
+    try {
+      await expect(bash.execute({ command: "echo never" }, controller.signal)).resolves.toMatchObject({ content: expect.stringMatching(/^bash: shell not found: /) });
+    } finally {
+      if (shell === undefined) delete process.env.SHELL;
+      else process.env.SHELL = shell;
+    }
     expect(getEventListeners(controller.signal, "abort")).toEqual([]);
   });
 
