@@ -10,7 +10,7 @@
 // covering tests changed (`--force` tests all). What is committed is the summary that
 // `npm run mutate:summary` draws from them (docs/mutation.md says why and how).
 
-/** The chapter's tool layer: the four gates, the tools that apply them, failure, approval and the agent loop. */
+/** The chapter's tool layer (the four gates, the tools that apply them, failure, approval and the agent loop) and the verified tools. */
 export const GATE_FILES = [
   "src/gates/schema.ts",
   "src/gates/fields.ts",
@@ -25,6 +25,12 @@ export const GATE_FILES = [
   "src/tools/write.ts",
   "src/tools/bash.ts",
   "src/tools/workspace-tools.ts",
+  // The verified tools are security code too: the walk by descriptor, the procfs check it rests on,
+  // and the tool set built on them. (src/verified/contract.ts is left out: it only re-exports, so it
+  // has no code to mutate.)
+  "src/verified/open-beneath.ts",
+  "src/verified/procfs.ts",
+  "src/verified/verified-tools.ts",
 ];
 
 /** Every gate file must score this; Stryker's break sees the run as a whole, so any survivor fails it. */

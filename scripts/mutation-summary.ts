@@ -2,9 +2,10 @@
  * `npm run mutate:summary`: turns the Stryker results in .stryker-cache/ (written by
  * `npm run mutate:gates` and `npm run mutate:rest`) into the committed summary, docs/mutation-summary.json,
  * and the tables of docs/mutation.md. A run whose results are not in the cache keeps its entry from
- * the summary as committed, so refreshing the gate run alone is `npm run mutate:gates` (which ends by
- * running this).
+ * the summary as committed (without the files that are gone or that the other run now measures), so
+ * refreshing the gate run alone is `npm run mutate:gates` (which ends by running this).
  */
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import gateRun from "../stryker.config.mjs";
 import restRun from "../stryker.rest.config.mjs";
@@ -22,7 +23,10 @@ for (const run of RUNS) {
     throw error;
   });
   if (text === undefined) {
-    process.stdout.write(`${run}: no results at ${path}; the committed summary's entry is kept\n`);
+    const other = run === "gates" ? summary.rest : summary.gates;
+    summary[run] = Object.fromEntries(Object.entries(previous[run]).filter(([file]) => existsSync(file) && !(file in other)));
+    const dropped = Object.keys(previous[run]).filter((file) => !(file in summary[run]));
+    process.stdout.write(`${run}: no results at ${path}; the committed summary's entry is kept${dropped.length > 0 ? `, without ${dropped.join(", ")} (gone, or measured by the other run now)` : ""}\n`);
     continue;
   }
   summary[run] = summarizeRun(JSON.parse(text) as StrykerResults);

@@ -1,6 +1,7 @@
 // The bash tool and its limits: exit codes, timeout (also when the shell traps SIGTERM), maxBuffer,
 // abort, output truncation, and the shell it runs.
 import { access, lstat, mkdir, rm } from "node:fs/promises";
+import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
@@ -53,6 +54,25 @@ describeNeeding(POSIX_SHELL, "bash", () => {
     await expect(checked.execute({ command: "pwd" })).resolves.toEqual({ content: `bash: EACCES: permission denied, realpath '${box.root}'`, isError: true });
   });
 
+  it("gives the command no input: a command that reads stdin sees end-of-file at once, not the timeout", async () => {
+    await expect(bash.execute({ command: "cat; echo read-to-end" })).resolves.toEqual({ content: "read-to-end\n" });
+  });
+
+  it("leaves no listener on the caller's signal once the command ended, however it ended, or when the shell cannot start", async () => {
+    const controller = new AbortController();
+    await bash.execute({ command: "echo done" }, controller.signal);
+    await bash.execute({ command: "exit 3" }, controller.signal);
+    const shell = process.env.SHELL;
+    process.env.SHELL = join(box.scratch, "no-such-shell");
+    try {
+      await expect(bash.execute({ command: "echo never" }, controller.signal)).resolves.toMatchObject({ content: expect.stringMatching(/^bash: shell not found: /) });
+    } finally {
+      if (shell === undefined) delete process.env.SHELL;
+      else process.env.SHELL = shell;
+    }
+    expect(getEventListeners(controller.signal, "abort")).toEqual([]);
+  });
+
   it("returns stdout then stderr", async () => {
     await expect(bash.execute({ command: "echo out; echo err >&2" })).resolves.toEqual({ content: "out\nerr\n" });
   });
@@ -91,6 +111,18 @@ describeNeeding(POSIX_SHELL, "bash", () => {
     const wide = createWorkspaceTools(box.root, { bash: { timeoutMs: 5_000, maxBuffer: 1024, maxOutputChars: 10_000 } })[2] as Tool;
     const result = await wide.execute({ command: "head -c 5000 /dev/zero | tr '\\0' a; exec sleep 5" });
     expect(result).toEqual({ content: `bash: maxBuffer exceeded: stdout passed 1024 bytes; the command was killed\n${"a".repeat(1024)}`, isError: true });
+  });
+
+  it("keeps exactly maxBuffer bytes when the chunk that passes it comes after earlier output", async () => {
+    const wide = createWorkspaceTools(box.root, { bash: { timeoutMs: 5_000, maxBuffer: 1024, maxOutputChars: 10_000 } })[2] as Tool;
+    // The pause makes the first byte a chunk of its own, so the second chunk straddles the limit.
+    const result = await wide.execute({ command: "printf a; sleep 0.3; head -c 5000 /dev/zero | tr '\\0' a; exec sleep 5" });
+    expect(result).toEqual({ content: `bash: maxBuffer exceeded: stdout passed 1024 bytes; the command was killed\n${"a".repeat(1024)}`, isError: true });
+  });
+
+  it("lets output of exactly maxBuffer bytes through: the limit is passed only beyond it", async () => {
+    const wide = createWorkspaceTools(box.root, { bash: { timeoutMs: 5_000, maxBuffer: 1024, maxOutputChars: 10_000 } })[2] as Tool;
+    await expect(wide.execute({ command: "head -c 1024 /dev/zero | tr '\\0' a" })).resolves.toEqual({ content: "a".repeat(1024) });
   });
 
   it("answers the abort when the shell exited 0 and a background process held its output", async () => {

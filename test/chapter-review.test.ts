@@ -289,6 +289,20 @@ describeEachToolSet("finding 7: bash kills the whole process group and names the
     await expect(bash.execute({ command: "(sleep 4; echo late) & exit 3" })).resolves.toEqual({ content: "bash: exit code 3", isError: true });
   });
 
+  it("kills what the timeout finds still running: a job holding the output after the shell exited, and a shell that ignores SIGTERM", async () => {
+    const { bash } = toolsAt(box.root, { bash: { timeoutMs: 800 } }, toolSet);
+    for (const [command, answer] of [
+      ["sleep 30 & echo $! > bg.pid", "bash: timeout: the shell exited, but a background process kept stdout or stderr open; its process group was killed after 800 ms"],
+      ["trap '' TERM; echo $$ > bg.pid; exec sleep 30", "bash: timeout: the command was killed after 800 ms"],
+    ]) {
+      const answering = bash.execute({ command });
+      const pid = await pidIn(join(box.root, "bg.pid"));
+      await expect(answering).resolves.toEqual({ content: answer, isError: true });
+      expect(await gone(pid)).toBe(true);
+      await rm(join(box.root, "bg.pid"));
+    }
+  });
+
   it("kills the background job with the shell on timeout and on abort", async () => {
     for (const stop of ["timeout", "abort"] as const) {
       const { bash } = toolsAt(box.root, { bash: { timeoutMs: stop === "timeout" ? 800 : 10_000 } }, toolSet);

@@ -1,6 +1,6 @@
 // The read and write tools on real directories: inside paths work, symlinks that lead out are refused
 // with nothing created outside, and invalid input gets the chapter's messages.
-import { lstat, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
@@ -10,6 +10,9 @@ import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { writeTool, writeToolWith } from "../src/tools/write.js";
+import { readTimedOut, readToolWith } from "../src/tools/read.js";
+import type { FsApi } from "../src/gates/workspace-path.js";
+import { NOT_AN_ANCESTOR } from "../src/gates/messages.js";
 
 let box: Sandbox;
 let read: Tool;
@@ -96,6 +99,20 @@ describe("write: the rename discipline in detail", () => {
     await expect(readdir(box.root)).resolves.toEqual([]);
   });
 
+  it("readToolWith answers the time bound even when its reader ignores the stop signal", async () => {
+    const tool = readToolWith(() => new Promise<string>(() => undefined), 100);
+    await expect(tool.execute({ path: "x" })).resolves.toEqual({ content: `read: ${readTimedOut(100)}`, isError: true });
+  });
+
+  it("read answers an open that fails after the check approved as the open's own error, not as 'not a regular file'", async () => {
+    // A check that approves a file which is not there: the open itself then fails with ENOENT.
+    const fsApi = { lstat, realpath: async (path: string) => path } as unknown as FsApi;
+    const [approving] = createWorkspaceTools(box.root, { fsApi }) as [Tool, Tool, Tool];
+    const answer = await approving.execute({ path: "missing.txt" });
+    expect(answer).toMatchObject({ isError: true });
+    expect(answer.content).toMatch(/^read: ENOENT: no such file or directory, open /);
+  });
+
   it("writeToolWith never calls its writer once the signal has fired (the verified tools rely on it)", async () => {
     const controller = new AbortController();
     controller.abort();
@@ -120,6 +137,19 @@ describe("write: the rename discipline in detail", () => {
       content: "write: ENOENT: no such file or directory, open 'gone/x.txt'",
       isError: true,
     });
+  });
+
+  it("refuses, and creates nothing, when a boundary's findings name no ancestor of the path", async () => {
+    // A boundary's `existing` must be the path or one of its ancestors; one that is neither (a fork's
+    // bug) used to send the walk up past the filesystem root, growing a list until V8 gave up.
+    await mkdir(join(box.root, "elsewhere"));
+    const boundary = Object.assign(async (candidate: string) => join(box.root, candidate), {
+      root: box.root,
+      creating: async (candidate: string) => ({ path: join(box.root, candidate), existing: join(box.root, "elsewhere") }),
+    });
+    await expect(writeTool(boundary).execute({ path: "new/x.txt", content: "x" })).resolves.toEqual({ content: `write: ${NOT_AN_ANCESTOR}`, isError: true });
+    expect(await readdir(box.root)).toEqual(["elsewhere"]);
+    expect(await readdir(join(box.root, "elsewhere"))).toEqual([]);
   });
 
   describe("behind a hand-made boundary (a fork's), which gives neither the root nor its findings", () => {

@@ -18,6 +18,8 @@ type Open = (path: string, flags?: number, mode?: number) => Promise<FileHandle>
 const moves = vi.hoisted(() => ({
   /** Replaces `open` while set: gets the real one and the call's arguments. */
   open: undefined as ((real: Open, path: string, flags: number, mode?: number) => Promise<FileHandle>) | undefined,
+  /** Runs before each `mkdir` while set, and may fail it. */
+  beforeMkdir: undefined as ((path: string) => Promise<void>) | undefined,
   /** Runs after each successful `mkdir` while set. */
   afterMkdir: undefined as ((path: string) => Promise<void>) | undefined,
 }));
@@ -28,6 +30,7 @@ vi.mock("node:fs/promises", async (importOriginal) => {
     ...actual,
     open: (path: string, flags: number, mode?: number) => (moves.open === undefined ? realOpen(path, flags, mode) : moves.open(realOpen, path, flags, mode)),
     mkdir: async (path: string, options?: object) => {
+      await moves.beforeMkdir?.(path);
       const made = await (actual.mkdir as (path: string, options?: object) => Promise<unknown>)(path, options);
       await moves.afterMkdir?.(path);
       return made;
@@ -49,6 +52,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   moves.open = undefined;
+  moves.beforeMkdir = undefined;
   moves.afterMkdir = undefined;
 });
 
@@ -85,6 +89,18 @@ describeNeeding(LINUX_PROCFS, "a directory that changes between the walk's calls
       isError: true,
     });
     expect(mkdirs).toBe(1);
+    expect(await readdir(box.root)).toEqual([]);
+  });
+
+  it("answers a mkdir that fails for another reason than EEXIST with that failure, naming the directory", async () => {
+    // What a directory without write permission answers an unprivileged user (root is never refused).
+    moves.beforeMkdir = async (path) => {
+      throw Object.assign(new Error(`EACCES: permission denied, mkdir '${path}'`), { code: "EACCES", syscall: "mkdir", path });
+    };
+    await expect(verifiedTools().write.execute({ path: "new/x.txt", content: "x" })).resolves.toEqual({
+      content: "write: EACCES: permission denied, mkdir 'new'",
+      isError: true,
+    });
     expect(await readdir(box.root)).toEqual([]);
   });
 

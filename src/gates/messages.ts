@@ -28,6 +28,9 @@ export const READ_ABORTED = "aborted: the caller's AbortSignal fired; the read w
 /** write: the caller's signal fired before the new content replaced the file. */
 export const WRITE_ABORTED = "aborted: the caller's AbortSignal fired; nothing was written";
 
+/** write: a boundary's `creating` answered an `existing` that is neither the path nor one of its ancestors. */
+export const NOT_AN_ANCESTOR = "the boundary's nearest existing ancestor is not an ancestor of the path; nothing was written";
+
 /** write: the target resolves through a name that Node cannot spell back exactly (not valid UTF-8). */
 export const NOT_UTF8_NAME = "the file's real path is not valid UTF-8";
 

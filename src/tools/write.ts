@@ -25,13 +25,14 @@
 import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
 import { lstat, mkdir, open, realpath, rename, rmdir, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { failure } from "../gates/failure.js";
 import { callerSignal, stringField } from "../gates/fields.js";
 import { type ToolSpec, schema } from "../gates/schema.js";
 import type { Tool } from "../gates/tool.js";
 import { type Boundary, type CheckedPath, exactUtf8, inWorkspaceTerms, nearestExistingAncestor } from "../gates/workspace-path.js";
-import { INVALID_WRITE_INPUT, NOT_REGULAR_FILE, NOT_UTF8_NAME, WRITE_ABORTED } from "../gates/messages.js";
+import { isInside } from "../gates/is-inside.js";
+import { INVALID_WRITE_INPUT, NOT_AN_ANCESTOR, NOT_REGULAR_FILE, NOT_UTF8_NAME, WRITE_ABORTED } from "../gates/messages.js";
 
 export const WRITE_SPEC: ToolSpec = {
   name: "write",
@@ -143,9 +144,11 @@ export function writeToolWith(writeChecked: (path: string, content: string, sign
  */
 async function createParents(target: string, existing: string): Promise<string[]> {
   const directory = dirname(target);
-  // Stryker disable next-line ArrayDeclaration: a made-up first entry is a relative name, which rmdir resolves in the process's cwd, where no empty directory of that name exists
-  const missing: string[] = [];
-  for (let path = directory; path !== existing; path = dirname(path)) missing.push(path);
+  // A hand-made boundary may answer an `existing` that is not an ancestor at all (a walk up towards it
+  // would never end), so the missing directories are counted down from it, not searched for upwards.
+  if (!isInside(existing, directory)) throw new Error(NOT_AN_ANCESTOR);
+  const names = relative(existing, directory).split(sep).filter((name) => name !== "");
+  const missing = names.map((_, index) => join(existing, ...names.slice(0, names.length - index)));
   // Stryker disable next-line ConditionalExpression: only spares a mkdir -p of a directory that exists, which changes nothing
   if (missing.length === 0) return missing;
   try {
