@@ -1,15 +1,16 @@
 // workspaceBoundary, gate 3 as the tools run it: the same answer as workspacePath while the root
 // stays put, and a boundary that does not move when the root is replaced by a symlink.
-import { mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import * as fsPromises from "node:fs/promises";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { Sandbox } from "../src/kit/sandbox/sandbox.js";
+import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
 import { type FsApi, workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 import { useSandbox } from "./support/sandbox.js";
+import { describeEachToolSet } from "./support/tool-sets.js";
 
 let box: Sandbox;
 const sandbox = useSandbox();
@@ -100,6 +101,25 @@ describe("workspaceBoundary: gate 3 as the tools run it", () => {
     );
   });
 
+  it("answers an absolute request through the spelling the root was handed over as exactly as its relative remainder", async () => {
+    // Tools built on /tmp/ws whose real path is /private/tmp/ws (macOS), or on /home/u/ws with /home a link.
+    const handed = join(box.scratch, "handed");
+    await symlink(box.root, handed);
+    const fill = (text: string) => text.replace("<root>", box.root).replace("<outside>", box.outside);
+    const boundary = workspaceBoundary(handed);
+    await fc.assert(
+      fc.asyncProperty(tree, fc.array(fc.tuple(candidate, fc.boolean()), { minLength: 1, maxLength: 6 }), async (layout, cases) => {
+        await build(box.root, layout, fill);
+        for (const [raw, creating] of cases.filter(([raw]) => !raw.startsWith("<") && !raw.startsWith("/"))) {
+          const relative = await outcome(boundary(raw, creating));
+          expect(await outcome(boundary(`${handed}/${raw}`, creating)), raw).toEqual(relative);
+          expect(await outcome(workspacePath(handed, `${handed}/${raw}`, creating)), raw).toEqual(relative);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it("makes the chapter's calls, except that the root was resolved when the boundary was made", async () => {
     await writeFile(join(box.root, "a.txt"), "x");
     const fs = countingFs();
@@ -129,5 +149,45 @@ describe("workspaceBoundary: gate 3 as the tools run it", () => {
       await rm(box.root);
       await rename(`${box.root}.old`, box.root);
     }
+  });
+});
+
+describeEachToolSet("an absolute request that spells the root as the caller handed it over", (toolSet) => {
+  let handed: string;
+  beforeEach(async () => {
+    handed = join(box.scratch, "handed");
+    await symlink(box.root, handed);
+  });
+  const toolsOn = (root: string) => toolSet.create(root, { bash: { timeoutMs: 2_000 } }) as [Tool, Tool, Tool];
+
+  it("is read and written below the real root, however deep", async () => {
+    const [read, write] = toolsOn(handed);
+    await expect(write.execute({ path: `${handed}/new/deep/x.txt`, content: "in" })).resolves.toEqual({ content: `wrote 2 bytes to ${handed}/new/deep/x.txt` });
+    await expect(readFile(join(box.root, "new/deep/x.txt"), "utf8")).resolves.toBe("in");
+    await expect(read.execute({ path: `${handed}/new/deep/x.txt` })).resolves.toEqual({ content: "in" });
+  });
+
+  it("is refused when it climbs out of that spelling", async () => {
+    const [read, write] = toolsOn(handed);
+    await expect(read.execute({ path: `${handed}/../outside/secret.txt` })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
+    await expect(write.execute({ path: `${handed}/../handed-x`, content: "x" })).resolves.toEqual({ content: "write: path escapes workspace", isError: true });
+  });
+
+  it("keeps meaning the root the tools pinned after that spelling is repointed to outside: the alias is not followed again", async () => {
+    const [read, write] = toolsOn(handed);
+    await rm(handed);
+    await symlink(box.outside, handed);
+    await expect(read.execute({ path: `${handed}/secret.txt` })).resolves.not.toEqual({ content: SECRET });
+    await expect(write.execute({ path: `${handed}/planted.txt`, content: "x" })).resolves.toEqual({ content: `wrote 1 bytes to ${handed}/planted.txt` });
+    await expect(readFile(join(box.root, "planted.txt"), "utf8")).resolves.toBe("x");
+  });
+
+  it("is refused through any other symlinked spelling of the root (judged by name, docs/limits.md)", async () => {
+    const other = join(box.scratch, "other");
+    await symlink(box.root, other);
+    await writeFile(join(box.root, "a.txt"), "inside");
+    const [read] = toolsOn(handed);
+    await expect(read.execute({ path: `${other}/a.txt` })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
+    await expect(read.execute({ path: `${box.root}/a.txt` })).resolves.toEqual({ content: "inside" });
   });
 });

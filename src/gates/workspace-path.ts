@@ -10,12 +10,13 @@
  * call, whatever `fsApi` would do with it: no OS path can hold NUL, and a layer that truncates at it
  * would check one name and open another.
  * The returned path is `resolve(rootReal, candidate)`: absolute, `..`-free, and the very string
- * that was checked. Tools must open it and nothing else (opening the raw candidate would let the
+ * that was checked. An absolute candidate below the root as the caller spelled it (`resolve(root)`,
+ * say `/tmp/ws` whose real path is `/private/tmp/ws`) is first respelled below the real root. Tools must open it and nothing else (opening the raw candidate would let the
  * kernel read `link/../x` as `<link target>/../x`).
  *
  * What the answer tells about the outside: nothing about whether or what kind of object is there. A
- * candidate that leaves the root by name (`..`, an absolute path) is refused before any filesystem
- * call; one that reaches the outside through a symlink and then fails to resolve (ENOENT, ENOTDIR) is
+ * candidate that leaves the root by name (`..`, an absolute path below neither the real root nor the
+ * caller's spelling of it) is refused before any filesystem call; one that reaches the outside through a symlink and then fails to resolve (ENOENT, ENOTDIR) is
  * judged by where its nearest resolvable ancestor lies, so a missing, file, directory or link outside
  * all answer `path escapes workspace`. Real paths are compared as the bytes the kernel returns, never
  * through a lossy UTF-8 decode (a name with the byte 0xFF does not equal one with U+FFFD). Errors name
@@ -72,8 +73,23 @@ export type Boundary = ((candidate: string, creating: boolean) => Promise<string
  */
 export function workspaceBoundary(root: string, fsApi: FsApi = fsPromises): Boundary {
   const rootReal = pinnedRoot(root);
-  const boundary = async (candidate: string, creating: boolean) => (await checkedPath(rootReal, candidate, creating, fsApi)).path;
-  return Object.assign(boundary, { root: rootReal, creating: (candidate: string) => checkedPath(rootReal, candidate, true, fsApi) });
+  const handed = resolve(root);
+  const check = (candidate: string, creating: boolean) => checkedPath(rootReal, throughHandedRoot(handed, rootReal, candidate), creating, fsApi);
+  const boundary = async (candidate: string, creating: boolean) => (await check(candidate, creating)).path;
+  return Object.assign(boundary, { root: rootReal, creating: (candidate: string) => check(candidate, true) });
+}
+
+/**
+ * An absolute candidate below the root as the caller handed it over (`handed`, that is `resolve(root)`)
+ * respelled below the root's real path: tools built on `/tmp/ws`, real path `/private/tmp/ws`, take
+ * `/tmp/ws/x` for `x`, as they take a relative path. Lexical, so the handed spelling's symlinks are not
+ * followed again (repointing them later moves nothing), and `..` is resolved first (`/tmp/ws/../x` is
+ * not below it). Any other candidate comes back as it is, for the check to judge.
+ */
+export function throughHandedRoot(handed: string, rootReal: string, candidate: string): string {
+  if (!isAbsolute(candidate)) return candidate;
+  const named = resolve(candidate);
+  return isInside(handed, named) ? join(rootReal, relative(handed, named)) : candidate;
 }
 
 /** The root's real path, as the boundary pins it; throws with the root's name and the reason. */
@@ -103,7 +119,8 @@ export async function workspacePath(
   fsApi: FsApi = fsPromises,
 ): Promise<string> {
   refuseNul(candidate);
-  return (await checkedPath(await fsApi.realpath(root), candidate, creating, fsApi)).path;
+  const rootReal = await fsApi.realpath(root);
+  return (await checkedPath(rootReal, throughHandedRoot(resolve(root), rootReal, candidate), creating, fsApi)).path;
 }
 
 /** The chapter's steps after `rootReal = realpath(root)`, with the outside kept out of the answer. */

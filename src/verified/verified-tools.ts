@@ -2,10 +2,10 @@
  * `createVerifiedWorkspaceTools(root)`: the chapter's three tools with every file reached by descriptor
  * on Linux (open-beneath.ts), closing the check-then-open window the chapter leaves open (SECURITY.md).
  */
-import { relative } from "node:path";
+import { relative, resolve } from "node:path";
 import { fileChunks, readTruncated } from "../gates/read-truncated.js";
 import type { Tool } from "../gates/tool.js";
-import { type FsApi, workspacePath } from "../gates/workspace-path.js";
+import { type FsApi, throughHandedRoot, workspacePath } from "../gates/workspace-path.js";
 import { bashLimits, bashTool } from "../tools/bash.js";
 import { readToolWith } from "../tools/read.js";
 import { type WorkspaceToolsOptions, createWorkspaceTools } from "../tools/workspace-tools.js";
@@ -53,10 +53,11 @@ export function createVerifiedWorkspaceTools(root: string, options: VerifiedWork
     return createWorkspaceTools(root, options).map((tool) => announceUnverified(tool, problem));
   }
   const pinned = pinRoot(root);
+  const handed = resolve(root);
   const settings = { allowHardlinks: options.allowHardlinks === true, fsApi: options.fsApi };
   return [
     readToolWith(async (path, stop) => {
-      const { rootReal, relativePath } = await checkedFirst(pinned, path, false, settings.fsApi);
+      const { rootReal, relativePath } = await checkedFirst(pinned, handed, path, false, settings.fsApi);
       const handle = await openBeneath(pinned, rootReal, relativePath, settings);
       try {
         return await readTruncated(fileChunks(handle, (await handle.stat()).size), stop);
@@ -65,7 +66,7 @@ export function createVerifiedWorkspaceTools(root: string, options: VerifiedWork
       }
     }, options.readTimeoutMs),
     writeToolWith(async (path, content, signal) => {
-      const { rootReal, relativePath } = await checkedFirst(pinned, path, true, settings.fsApi);
+      const { rootReal, relativePath } = await checkedFirst(pinned, handed, path, true, settings.fsApi);
       // A last step "", "." or ".." asks for a directory; the check's path.resolve has dropped it.
       const namesDirectory = ["", ".", ".."].includes(path.slice(path.lastIndexOf("/") + 1));
       await replaceBeneath(pinned, rootReal, relativePath, content, { ...settings, namesDirectory, signal });
@@ -76,9 +77,16 @@ export function createVerifiedWorkspaceTools(root: string, options: VerifiedWork
 }
 
 /** Gate 3, first half: the chapter's check against where the pinned root is now; the walk that follows does not trust it. */
-async function checkedFirst(root: PinnedRoot, candidate: string, creating: boolean, fsApi: FsApi | undefined): Promise<{ rootReal: string; relativePath: string }> {
+async function checkedFirst(
+  root: PinnedRoot,
+  handed: string,
+  candidate: string,
+  creating: boolean,
+  fsApi: FsApi | undefined,
+): Promise<{ rootReal: string; relativePath: string }> {
   const rootReal = await root.currentPath();
-  return { rootReal, relativePath: relative(rootReal, await workspacePath(rootReal, candidate, creating, fsApi)) };
+  const checked = await workspacePath(rootReal, throughHandedRoot(handed, rootReal, candidate), creating, fsApi);
+  return { rootReal, relativePath: relative(rootReal, checked) };
 }
 
 export function unverifiedNotice(problem: string): string {
