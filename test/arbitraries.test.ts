@@ -1,7 +1,8 @@
 // The audit's arbitraries keep their promises: bounds by construction, every enumerated class drawn,
 // the root's twins and spellings what they claim to be.
 import fc from "fast-check";
-import { realpath } from "node:fs/promises";
+import { join } from "node:path";
+import { readdir, realpath } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CONTAINER_CLASSES,
@@ -9,6 +10,7 @@ import {
   ROOT_NAMES,
   ROOT_SPELLINGS,
   candidate,
+  fsTree,
   isValidInput,
   nulCandidate,
   parentSteps,
@@ -18,6 +20,7 @@ import {
 } from "../src/kit/audit/arbitraries/index.js";
 import { rootTwins } from "../src/kit/sandbox/root-twins.js";
 import { type Sandbox, createSandbox, displayBytes } from "../src/kit/sandbox/sandbox.js";
+import { materialize, renderTree } from "../src/kit/sandbox/tree.js";
 
 describe("candidates", () => {
   it.each([0, 1, 3, 5])("never climb more than maxParentSteps = %i", (maxParentSteps) => {
@@ -103,5 +106,48 @@ describe("root spellings", () => {
     expect(await realpath(spelled)).toBe(box.root);
     if (spelling !== "canonical") expect(spelled).not.toBe(box.root);
     await box.reset();
+  });
+});
+
+/** Every name below `dir`, without following symlinks (readdir's recursive mode enters linked directories). */
+async function entriesBelow(dir: string, prefix = ""): Promise<string[]> {
+  const names: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    names.push(`${prefix}${entry.name}`);
+    if (entry.isDirectory()) names.push(...(await entriesBelow(join(dir, entry.name), `${prefix}${entry.name}/`)));
+  }
+  return names;
+}
+
+describe("generated trees as a counterexample shows them", () => {
+  let box: Sandbox;
+  beforeAll(async () => {
+    box = await createSandbox("workspace-gates-arbitraries-test-");
+  });
+  afterAll(async () => {
+    await box.dispose();
+  });
+
+  it("regression (shrunk): a link under a parent the tree lacks, and a name given twice, are not shown", () => {
+    expect(renderTree([{ kind: "symlink", at: ["a", "a"], target: { form: "absolute", area: "outside", path: [] } }])).toBe("  (empty workspace)");
+    expect(renderTree([{ kind: "file", at: ["a"] }, { kind: "dir", at: ["a"] }])).toBe("  ws/a");
+  });
+
+  it("name each path once, and name exactly what materialize laid out on disk", async () => {
+    await fc.assert(
+      fc.asyncProperty(fsTree({ maxEntries: 12 }), async (tree) => {
+        await box.reset();
+        const created = await materialize(tree, box);
+        const names = renderTree(tree)
+          .split("\n")
+          .filter((line) => line !== "  (empty workspace)")
+          .map((line) => line.trim().split(/ -> | == /)[0]!.replace(/\/$/, ""));
+        expect(new Set(names).size).toBe(names.length);
+        const onDisk = (await entriesBelow(box.root)).map((name) => `ws/${name}`);
+        expect([...names].sort()).toEqual(onDisk.sort());
+        expect(renderTree(created)).toBe(renderTree(tree));
+      }),
+      { numRuns: 60 },
+    );
   });
 });

@@ -1,9 +1,6 @@
 // The reports CI systems read, checked the way those systems read them: SARIF against the official
 // 2.1.0 schema (as shipped by @microsoft/jest-sarif), JUnit through a real XML parser.
-import AjvModule from "ajv-draft-04";
-import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,32 +8,13 @@ import fc from "fast-check";
 import { compareWithBaseline } from "../src/kit/audit/baseline.js";
 import type { AuditProperty } from "../src/kit/audit/property.js";
 import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
-import { JSON_SCHEMA_VERSION, renderText, summarize } from "../src/kit/audit/report.js";
+import { JSON_SCHEMA_VERSION, renderText, summarize, toJson } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { toJUnit, toSarif } from "../src/kit/audit/report-formats.js";
 import { cli as runCli } from "./support/cli.js";
-
-const require = createRequire(import.meta.url);
-const schemaFile = require.resolve("@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json");
+import { parseJUnit, sarifValidator } from "./support/ci-reports.js";
 
 const cli = (...argv: string[]) => runCli(argv);
-
-// htmlEntities: decode numeric character references (&#10; in an attribute) as an XML reader does.
-const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", htmlEntities: true, isArray: (name) => name === "testcase" || name === "property" });
-
-interface JUnitCase {
-  classname: string;
-  name: string;
-  failure?: { "#text": string; message: string; type: string };
-  skipped?: { message: string };
-  "system-out"?: string;
-}
-
-function parseJUnit(xml: string) {
-  expect(XMLValidator.validate(xml)).toBe(true);
-  const suites = (parser.parse(xml) as { testsuites: Record<string, unknown> & { testsuite: Record<string, string> & { testcase: JUnitCase[] } } }).testsuites;
-  return { suites, cases: new Map(suites.testsuite.testcase.map((testcase) => [testcase.name, testcase])) };
-}
 
 let scratch: string;
 let validateSarif: (log: unknown) => boolean;
@@ -46,13 +24,7 @@ let fork: { code: number; stdout: string };
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), "workspace-gates-reports-test-"));
-  // A CommonJS module with its class on `default`: NodeNext types see the namespace.
-  const Ajv = AjvModule as unknown as typeof AjvModule.default;
-  // unicodeRegExp off: the schema's language pattern is not a valid regular expression under the u flag.
-  const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
-  const validate = ajv.compile(JSON.parse(await readFile(schemaFile, "utf8")) as object);
-  validateSarif = (log) => validate(log) as boolean;
-  errors = () => validate.errors;
+  ({ validate: validateSarif, errors } = await sarifValidator());
   Object.assign(files, { json: join(scratch, "a.json"), junit: join(scratch, "a.xml"), sarif: join(scratch, "a.sarif") });
   const only = "isInside.posix,truncation.read,limits.hardlink";
   fork = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", only, "--seed", "2", "--runs", "30", "--json", files.json, "--junit", files.junit, "--sarif", files.sarif);
@@ -130,11 +102,11 @@ describe("--junit", () => {
         { id: "fields.tools", gate: "stringField", kind: "guarantee", title: "t", status: "failed", runs: 1, timeMs: 5, seed: 1, reason: 'a\u0000b <x> & "q"\nnext', counterexample: "c\u001bd" },
       ],
     };
-    const { suites, cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", []));
+    const { suites, cases } = parseJUnit(toJUnit(toJson(report, "npx workspace-gates audit", [])));
     expect(suites.testsuite.name).toBe('workspace-gates audit of m<&>"');
     expect(cases.get("fields.tools")?.failure?.message).toBe('a\\u{0}b <x> & "q"\nnext');
     expect(cases.get("fields.tools")?.failure?.["#text"]).toContain("counterexample:\nc\\u{1b}d");
-    expect(validateSarif(JSON.parse(toSarif(report, "npx workspace-gates audit", [])))).toBe(true);
+    expect(validateSarif(JSON.parse(toSarif(toJson(report, "npx workspace-gates audit", []))))).toBe(true);
   });
 });
 
@@ -162,7 +134,7 @@ describe("a property that cannot judge this target", () => {
     expect(text).toMatch(/^audit: 0 passed, 0 failed, 0 skipped, 1 not applicable$/m);
     expect(summarize([result], false)).toMatchObject({ notApplicable: 1, skipped: 0, failed: 0 });
     expect(compareWithBaseline("b.json", new Map([[property.id, "passed"]]), [result], false).regressions).toEqual([]);
-    const { cases } = parseJUnit(toJUnit(report, "npx workspace-gates audit", ["m.mjs"]));
+    const { cases } = parseJUnit(toJUnit(toJson(report, "npx workspace-gates audit", ["m.mjs"])));
     expect(cases.get(property.id)?.skipped?.message).toBe("not applicable: needs a win32 path API the target does not take");
   });
 });

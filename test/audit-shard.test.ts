@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, useScratch } from "./support/cli.js";
+import { parseJUnit, sarifValidator } from "./support/ci-reports.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { AuditProperty } from "../src/kit/audit/property.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
@@ -78,13 +79,30 @@ describe("workspace-gates audit --shard and merge", () => {
     expect(merged.stdout).toMatch(/^merge: 3 passed, 0 failed, 0 skipped, 90 cases$/m);
   });
 
-  it("a fork that one shard catches fails the merged verdict", async () => {
+  it("a fork that one shard catches fails the merged verdict, in JUnit and SARIF as the unsharded run reports it", async () => {
     const module = ["fixtures/vulnerable/similar-prefix.ts"];
-    const whole = await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5"]);
-    const merged = await cli(["merge", ...(await shards(module, 4))]);
+    const reports = (name: string) => ({ junit: join(scratch.path, `${name}.xml`), sarif: join(scratch.path, `${name}.sarif`) });
+    const [wholeFiles, mergedFiles] = [reports("whole"), reports("merged")];
+    const whole = await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5", "--junit", wholeFiles.junit, "--sarif", wholeFiles.sarif]);
+    const merged = await cli(["merge", ...(await shards(module, 4)), "--junit", mergedFiles.junit, "--sarif", mergedFiles.sarif]);
     expect(whole.code).toBe(1);
     expect(merged.code, merged.stdout).toBe(1);
     expect(merged.stdout).toMatch(/^isInside\.posix\s+FAILED/m);
+    const failing = async (file: string) =>
+      [...parseJUnit(await readFile(file, "utf8")).cases.values()].filter((testcase) => testcase.failure !== undefined).map((testcase) => testcase.name);
+    expect(await failing(mergedFiles.junit)).toEqual(await failing(wholeFiles.junit));
+    expect(await failing(mergedFiles.junit)).toContain("isInside.posix");
+    const { validate, errors } = await sarifValidator();
+    const sarif = JSON.parse(await readFile(mergedFiles.sarif, "utf8")) as { runs: [{ results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }] };
+    expect(validate(sarif), JSON.stringify(errors())).toBe(true);
+    const wholeSarif = JSON.parse(await readFile(wholeFiles.sarif, "utf8")) as typeof sarif;
+    expect(sarif.runs[0].results.map((result) => result.ruleId)).toEqual(wholeSarif.runs[0].results.map((result) => result.ruleId));
+    expect(sarif.runs[0].results[0]?.locations[0]?.physicalLocation.artifactLocation.uri).toBe(module[0]);
+  });
+
+  it("exits 2 when a merged report cannot be written", async () => {
+    const result = await cli(["merge", ...(await shards([], 2)), "--junit", join(scratch.path, "no-such-dir", "merged.xml")]);
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/^merge: cannot write .*merged\.xml: ENOENT/m) });
   });
 
   it("refuses shards that do not make up one run: one missing, one twice, another seed", async () => {

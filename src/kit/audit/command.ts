@@ -233,8 +233,8 @@ function reportFiles(options: AuditArgs): ReportFile[] {
   const files: ReportFile[] = [];
   if (options.json !== undefined)
     files.push({ flag: "--json", file: options.json, render: (report, prefix, target) => `${JSON.stringify(toJson(report, prefix, target), null, 2)}\n` });
-  if (options.junit !== undefined) files.push({ flag: "--junit", file: options.junit, render: toJUnit });
-  if (options.sarif !== undefined) files.push({ flag: "--sarif", file: options.sarif, render: toSarif });
+  if (options.junit !== undefined) files.push({ flag: "--junit", file: options.junit, render: (report, prefix, target) => toJUnit(toJson(report, prefix, target)) });
+  if (options.sarif !== undefined) files.push({ flag: "--sarif", file: options.sarif, render: (report, prefix, target) => toSarif(toJson(report, prefix, target)) });
   return files;
 }
 

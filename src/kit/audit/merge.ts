@@ -1,18 +1,18 @@
 /**
- * `workspace-gates merge SHARD.json... [--json FILE]`: the verdict of one audit run in shards.
+ * `workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]`: the verdict of
+ * one audit run in shards, with the reports `audit` writes for one run.
  *
  * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance
  * and property list), each exactly once and none interrupted; otherwise nothing is merged and the exit
  * code is 2, naming the shard that is missing, repeated or incomplete. A property failed when any shard failed it (that shard's counterexample and
  * replay are kept), was skipped when every shard skipped it, passed when every shard passed it; its
  * runs are the shards' runs added up, and the summary is counted again. Exit 1 when a guarantee (or,
- * with `--conformance`, a text) failed, 0 otherwise, as `audit`.
+ * with `--conformance`, a text) failed, 0 otherwise, as `audit`; 2 when a report cannot be written.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
-import { type JsonReport, failsRun, summarize } from "./report.js";
-
-type JsonResult = JsonReport["results"][number];
+import { type JsonReport, type JsonResult, failsRun, summarize } from "./report.js";
+import { toJUnit, toSarif } from "./report-formats.js";
 
 /** Shards that do not make up one run. */
 export class MergeError extends Error {}
@@ -76,12 +76,14 @@ export function renderMerged(report: JsonReport, shards: number): string {
 export const mergeCommand: CliCommand = {
   name: "merge",
   summary: "combine the --json reports of audit shards (--shard K/N) into one verdict",
-  usage: `usage: workspace-gates merge SHARD.json... [--json FILE]
+  usage: `usage: workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]
 
-  SHARD.json   the --json reports of every shard of one audit run
-  --json FILE  also write the merged report as JSON`,
+  SHARD.json    the --json reports of every shard of one audit run
+  --json FILE   also write the merged report as JSON
+  --junit FILE  also write it as JUnit XML, as audit --junit does for one run
+  --sarif FILE  also write it as SARIF 2.1.0, as audit --sarif does for one run`,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "string" } } });
+    const { values, positionals } = parseCommandArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "string" }, junit: { type: "string" }, sarif: { type: "string" } } });
     if (positionals.length === 0) throw new UsageError("give the shards' JSON reports");
     let merged: JsonReport;
     try {
@@ -92,7 +94,20 @@ export const mergeCommand: CliCommand = {
       return 2;
     }
     io.stdout(renderMerged(merged, positionals.length));
-    if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(merged, null, 2)}\n`);
+    const outputs = [
+      [values.json, () => `${JSON.stringify(merged, null, 2)}\n`],
+      [values.junit, () => toJUnit(merged)],
+      [values.sarif, () => toSarif(merged)],
+    ] as const;
+    for (const [file, render] of outputs) {
+      if (file === undefined) continue;
+      try {
+        await writeFile(file, render());
+      } catch (error) {
+        io.stderr(`merge: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
+        return 2;
+      }
+    }
     return merged.summary.failed > 0 ? 1 : 0;
   },
 };

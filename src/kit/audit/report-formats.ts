@@ -12,13 +12,12 @@
  * counterexample and the replay command, located at the module under audit. Known limits are not
  * results: they are the chapter's, not the module's.
  */
-import type { AuditReport, ReplayPrefix } from "./report.js";
-import { type TargetWords, failsRun, replayCommand, summarize, targetModule } from "./report.js";
-import type { PropertyResult } from "./run.js";
+import { type JsonReport, type JsonResult, failsRun } from "./report.js";
 import { VERSION } from "../version.js";
 
-export function toJUnit(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): string {
-  const summary = summarize(report.results, report.conformance);
+/** Written from the JSON report, so that `merge` writes them for shards as `audit` does for a run. */
+export function toJUnit(report: JsonReport): string {
+  const { summary } = report;
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
   const total = report.results.reduce((sum, result) => sum + result.timeMs, 0);
   const suite = `workspace-gates audit of ${report.target}`;
@@ -28,7 +27,7 @@ export function toJUnit(report: AuditReport, prefix: ReplayPrefix, target: Targe
     if (result.status === "skipped") return `${open}>\n      <skipped message=${attribute(`needs ${result.missing?.join(", ")}, which the module does not export`)}/>\n    </testcase>`;
     if (result.status === "not-applicable") return `${open}>\n      <skipped message=${attribute(`not applicable: ${result.reason ?? ""}`)}/>\n    </testcase>`;
     if (result.status === "passed") return `${open}/>`;
-    const detail = failureText(result, replayCommand(prefix, target, result));
+    const detail = failureText(result);
     if (failsRun(result, report.conformance))
       return `${open}>\n      <failure message=${attribute(result.reason ?? result.title)} type=${attribute(result.kind)}>${text(detail)}</failure>\n    </testcase>`;
     const why = result.kind === "limit" ? "known limit (fails by design, see SECURITY.md)" : "text differs from the chapter's (a failure only with --conformance)";
@@ -58,8 +57,8 @@ export function toJUnit(report: AuditReport, prefix: ReplayPrefix, target: Targe
 
 export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
 
-export function toSarif(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): string {
-  const module = targetModule(target);
+export function toSarif(report: JsonReport): string {
+  const { module } = report;
   const ran = report.results.filter((result) => result.status === "passed" || result.status === "failed");
   const rules = ran.map((result) => ({
     id: result.id,
@@ -70,17 +69,17 @@ export function toSarif(report: AuditReport, prefix: ReplayPrefix, target: Targe
   }));
   const reported = ran.filter((result) => result.status === "failed" && result.kind !== "limit");
   const results = reported.map((result) => {
-    const replay = replayCommand(prefix, target, result);
+    const { replay } = result;
     return {
       ruleId: result.id,
       ruleIndex: ran.indexOf(result),
       level: failsRun(result, report.conformance) ? "error" : "note",
-      message: { text: failureText(result, replay) },
+      message: { text: failureText(result) },
       ...(module === undefined ? {} : { locations: [{ physicalLocation: { artifactLocation: { uri: module.replaceAll("\\", "/") } } }] }),
       partialFingerprints: { "workspaceGatesProperty/v1": `${result.id}:${report.target}` },
       properties: {
         kind: result.kind,
-        seed: result.seed,
+        seed: report.seed,
         counterexample: result.counterexample ?? "(none)",
         ...(replay === undefined ? {} : { replay }),
       },
@@ -100,7 +99,8 @@ export function toSarif(report: AuditReport, prefix: ReplayPrefix, target: Targe
   return `${JSON.stringify(log, null, 2)}\n`;
 }
 
-function failureText(result: PropertyResult, replay: string | undefined): string {
+function failureText(result: JsonResult): string {
+  const { replay } = result;
   return [
     `rule: ${result.title}`,
     `broken: ${result.reason ?? "(no reason given)"}`,

@@ -59,6 +59,8 @@ export interface JsonReport {
   shard?: Shard;
   conformance: boolean;
   interrupted?: string;
+  /** The module under audit, when the target is one (an MCP server has no file to point at). */
+  module?: string;
   summary: Summary;
   results: {
     id: string;
@@ -74,6 +76,8 @@ export interface JsonReport {
     replay?: string;
   }[];
 }
+
+export type JsonResult = JsonReport["results"][number];
 
 /** How to run the audit again, e.g. `npx workspace-gates audit` or `npm run audit --`. */
 export type ReplayPrefix = string;
@@ -114,6 +118,7 @@ export function summarize(results: readonly Pick<PropertyResult, "status" | "kin
 }
 
 export function toJson(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): JsonReport {
+  const module = targetModule(target);
   return {
     schemaVersion: JSON_SCHEMA_VERSION,
     tool: { name: "workspace-gates", version: VERSION },
@@ -124,6 +129,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
     ...(report.shard === undefined ? {} : { shard: report.shard }),
     conformance: report.conformance,
     ...(report.interrupted === undefined ? {} : { interrupted: report.interrupted }),
+    ...(module === undefined ? {} : { module }),
     summary: summarize(report.results, report.conformance),
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, target, result);

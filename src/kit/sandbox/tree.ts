@@ -46,38 +46,47 @@ export function linkText(box: Sandbox, at: readonly string[], target: LinkTarget
   return target.form === "absolute" ? absolute : relative(join(box.root, ...at.slice(0, -1)), absolute) || ".";
 }
 
-/** Lays the tree out under `box.root` and answers the entries that were actually created. */
-export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]> {
+/**
+ * The entries `materialize` creates, in order: the first entry of a name wins, and an entry is left out
+ * when its parent is no directory of the tree or, for a hardlink into the workspace, its file is none of
+ * the tree's files. Counterexamples show these, so a shrunk tree never names one path twice.
+ */
+export function laidOut(tree: Tree): TreeEntry[] {
   const directories = new Set([""]);
   const taken = new Set<string>();
   const files = new Set<string>();
-  const created: TreeEntry[] = [];
+  const kept: TreeEntry[] = [];
   for (const entry of tree) {
     const key = entry.at.join("/");
     if (entry.at.length === 0 || taken.has(key) || !directories.has(entry.at.slice(0, -1).join("/"))) continue;
+    if (entry.kind === "hardlink" && entry.to.area === "root" && !files.has(entry.to.path.join("/"))) continue;
+    if (entry.kind === "dir") directories.add(key);
+    if (entry.kind === "file" || entry.kind === "hardlink") files.add(key);
+    taken.add(key);
+    kept.push(entry);
+  }
+  return kept;
+}
+
+/** Lays the tree out under `box.root` and answers the entries that were created (`laidOut`). */
+export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]> {
+  const created = laidOut(tree);
+  for (const entry of created) {
     const path = join(box.root, ...entry.at);
     switch (entry.kind) {
       case "dir":
         await mkdir(path);
-        directories.add(key);
         break;
       case "file":
-        await writeFile(path, `file ${key}\n`);
-        files.add(key);
+        await writeFile(path, `file ${entry.at.join("/")}\n`);
         break;
       case "symlink":
         await symlink(linkText(box, entry.at, entry.target), path);
         break;
-      case "hardlink": {
-        if (entry.to.area === "root" && !files.has(entry.to.path.join("/"))) continue;
-        const source = entry.to.area === "outside" ? join(box.outside, "secret.txt") : join(box.root, ...entry.to.path);
-        await link(source, path);
-        files.add(key);
+      case "hardlink":
+        await link(entry.to.area === "outside" ? join(box.outside, "secret.txt") : join(box.root, ...entry.to.path), path);
         break;
-      }
     }
-    taken.add(key);
-    created.push(entry);
   }
   return created;
 }
@@ -121,8 +130,9 @@ export function makefs(lines: readonly string[], under: readonly string[] = []):
 
 /** One line per entry, as a counterexample shows it: `ws/a/l -> ../../outside`. */
 export function renderTree(tree: Tree, box?: Sandbox): string {
-  if (tree.length === 0) return "  (empty workspace)";
-  return tree
+  const shown = laidOut(tree);
+  if (shown.length === 0) return "  (empty workspace)";
+  return shown
     .map((entry) => {
       const name = ["ws", ...entry.at].join("/");
       switch (entry.kind) {
