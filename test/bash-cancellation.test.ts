@@ -1,11 +1,12 @@
 /**
  * What the bash tool's limits stop, and what they do not: the timeout and the AbortSignal SIGKILL the
  * shell's whole process group, so what the shell started in the background dies with it; a process
- * that let go of the output when the shell exited normally is not waited for and keeps running. Each
+ * that let go of the output when the shell exited normally is not waited for and keeps running; maxBuffer
+ * fires only when the tool reads past it, after the command may have moved on. Each
  * test records the background process's pid and checks it is gone, or alive and then kills it by that
  * pid, so no stray process outlives the test.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -76,6 +77,21 @@ describeNeeding(LINUX_PROCFS, "bash cancellation stops the shell's whole process
     await expect(readFile(join(box.root, "after-abort.txt"))).rejects.toMatchObject({ code: "ENOENT" });
   });
 
+  it("maxBuffer fires when the tool reads the pipe: a command that finished its flood has already gone on to its next step", async () => {
+    // The kernel's pipe holds the flood until the tool reads it; with the tool kept from reading (its
+    // event loop blocked here), the shell writes past the limit and runs what follows before any kill.
+    const bash = createWorkspaceTools(box.root, { bash: { maxBuffer: 16 } })[2] as Tool;
+    const answering = bash.execute({ command: ": > started; while [ ! -e go ]; do sleep 0.01; done; head -c 17 /dev/zero; : > after; exec sleep 5" });
+    await waitFor(join(box.root, "started"));
+    writeFileSync(join(box.root, "go"), "");
+    const ranAfterFlood = blockUntil(() => existsSync(join(box.root, "after")));
+    await expect(answering).resolves.toMatchObject({
+      content: expect.stringMatching(/^bash: maxBuffer exceeded: stdout passed 16 bytes; the command was killed/),
+      isError: true,
+    });
+    expect(ranAfterFlood).toBe(true);
+  });
+
   it("a process that left the group (setsid) outlives the abort: the limit that remains", async () => {
     const controller = new AbortController();
     const escapee = "setsid sh -c 'echo $$ > escapee.pid; exec sleep 5' > /dev/null 2>&1 &";
@@ -142,6 +158,13 @@ async function killAndReap(pid: number): Promise<void> {
     // already gone
   }
   await waitUntilGone(pid);
+}
+
+/** Holds this thread (no event, no I/O callback runs) until `done` or WAIT_LIMIT_MS; answers `done()`. */
+function blockUntil(done: () => boolean): boolean {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; !done() && waited < WAIT_LIMIT_MS; waited += 10) Atomics.wait(cell, 0, 0, 10);
+  return done();
 }
 
 function sleep(ms: number): Promise<void> {

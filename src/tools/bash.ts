@@ -17,8 +17,9 @@
  * Does not promise: any confinement. The command runs with all the rights of this process and may read
  * or write anywhere (`cd /etc && cat passwd` works). A process that leaves the group (`setsid`,
  * `setpgid`, a daemon that double-forks into a new session) is not killed, and neither is a background
- * process when the shell exits normally and nothing holds the output (see
- * test/bash-cancellation.test.ts). Decide whether bash runs at all in the approval hook (approval.ts).
+ * process when the shell exits normally and nothing holds the output. Nor that nothing after an
+ * output flood runs: maxBuffer fires when the tool reads past it, and the pipe (64 KiB on Linux) lets
+ * the command finish a flood and start its next step first (see test/bash-cancellation.test.ts). Decide whether bash runs at all in the approval hook (approval.ts).
  */
 import { spawn } from "node:child_process";
 import { failure } from "../gates/failure.js";

@@ -6,9 +6,10 @@
  *   answered `isError` (not the success of a command that ran to its end), with the stream and the
  *   limit named, and the answer is at most 64 KiB and a line; output under 64 KiB per stream but over
  *   it together is cut to 64 KiB, and the answer says how many characters it dropped.
- *   Not checked: that nothing after the flood ran. Node closes the pipes a moment before it kills the
- *   shell, and on a loaded machine the shell can start the next command in between (`flood; touch f`
- *   left `f` behind in 2 of 60 runs of the chapter's tool at load 20).
+ *   Not checked: that nothing after the flood ran. The overflow is seen when the tool reads the pipe,
+ *   and a flood that fits in the pipe's 64 KiB beyond what was read is written in full before that, so
+ *   the shell may start the next command first (`flood; touch f` left `f` behind in 2 of 60 runs of
+ *   the chapter's tool at load 20; docs/limits.md).
  * - `bashLimits.timeout`: a command that outlives 10 s is stopped, answered `isError` with the timeout
  *   named. One case, and it costs what the target's timeout costs: 10 s of the audit's time for the
  *   chapter's tools (`maxRuns: 1`); a target that has not answered 5 s later has failed.
