@@ -7,7 +7,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
 import { type ControlRace, raceExitCode, raceIneffective } from "../src/kit/toctou/command.js";
-import type { RaceReport } from "../src/kit/toctou/race.js";
+import { type RaceReport, runRace } from "../src/kit/toctou/race.js";
+import type { Racer } from "../src/kit/toctou/racer.js";
+import { createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
 import { cli } from "./support/cli.js";
 
 const SERVED_CHAPTER = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}"];
@@ -73,6 +76,30 @@ describe("toctou on any target", () => {
 });
 
 describe("a race that did not race", () => {
+  it("a whole race with a racer that cannot swap ends in exit 2, even for tools that would pass clean", async () => {
+    const box = await createSandbox("toctou-stuck-racer-");
+    try {
+      const stuck: Racer = { threadId: 0, swaps: () => 0, failure: () => null, stop: async () => ({ swaps: 0, evictions: 0, runningMs: 1_000, failure: null }) };
+      const verified = TOOL_SETS.get("verified");
+      if (verified === undefined) throw new Error("no verified tool set");
+      const report = await runRace({
+        box,
+        toolsName: "verified",
+        tools: attackedTools(verified.create(box.root)),
+        budget: { attempts: 40, seconds: 30 },
+        narrate: () => {},
+        signal: new AbortController().signal,
+        startRacer: async () => stuck,
+      });
+      expect(report.total.attempts).toBe(40);
+      expect(report.total.escapes + report.sideEffects.total).toBe(0);
+      expect(raceIneffective(report, undefined)).toBe("the racer made no swap");
+      expect(raceExitCode(report)).toBe(2);
+    } finally {
+      await box.dispose();
+    }
+  });
+
   const report = (swaps: number, failure: string | null, escapes = 0) =>
     ({ total: { escapes }, sideEffects: { total: escapes }, racer: { swaps, runningMs: 1_000, swapsPerSecond: swaps, evictions: 0, failure } }) as unknown as RaceReport;
   const control = (escapes: number): ControlRace => ({ tools: "chapter", attempts: 100, escapes, sideEffects: escapes, swaps: 50 });

@@ -24,8 +24,8 @@
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { SECRET, type Sandbox, displayPath } from "../sandbox/sandbox.js";
-import { TARGET_FILE, prepareArena } from "./arena.js";
-import { type RacerStats, startRacer } from "./racer.js";
+import { type Arena, TARGET_FILE, prepareArena } from "./arena.js";
+import { type Racer, type RacerStats, startRacer } from "./racer.js";
 import type { ToolResult } from "../../gates/tool.js";
 import { type SideEffects, sideEffectsOf } from "./side-effects.js";
 import type { AttackedTools } from "../sandbox/tool-sets.js";
@@ -76,6 +76,8 @@ export interface RaceRun {
   budget: RaceBudget;
   narrate: (line: string) => void;
   signal: AbortSignal;
+  /** The attacker (default racer.ts's thread); a test puts in one that cannot swap. */
+  startRacer?: (arena: Arena) => Promise<Racer>;
 }
 
 const CONTESTED = "race";
@@ -98,7 +100,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   let racerStats: RacerStats;
   let endedAt: number;
   let stoppedBy: StopReason | undefined;
-  const racer = await startRacer(arena);
+  const racer = await (run.startRacer ?? startRacer)(arena);
   narrate(`racer started (worker thread ${racer.threadId})`);
   const start = performance.now();
   const deadline = start + budget.seconds * 1_000;
