@@ -20,7 +20,7 @@ import {
 } from "../src/kit/audit/arbitraries/index.js";
 import { rootTwins } from "../src/kit/sandbox/root-twins.js";
 import { type Sandbox, createSandbox, displayBytes } from "../src/kit/sandbox/sandbox.js";
-import { materialize, renderTree } from "../src/kit/sandbox/tree.js";
+import { type TreeEntry, areaPath, materialize, renderTree } from "../src/kit/sandbox/tree.js";
 
 describe("candidates", () => {
   it.each([0, 1, 3, 5])("never climb more than maxParentSteps = %i", (maxParentSteps) => {
@@ -133,6 +133,12 @@ describe("generated trees as a counterexample shows them", () => {
     expect(renderTree([{ kind: "file", at: ["a"] }, { kind: "dir", at: ["a"] }])).toBe("  ws/a");
   });
 
+  it("regression (peers run): a twin drawn past the root's count is shown as the twin the link reaches", () => {
+    const link: TreeEntry = { kind: "symlink", at: ["l"], target: { form: "absolute", area: "sibling13", path: [] } };
+    expect(renderTree([link])).toBe("  ws/l -> $BOX/sibling4");
+    expect(areaPath(box, "sibling13")).toBe(box.siblings[4]);
+  });
+
   it("name each path once, and name exactly what materialize laid out on disk", async () => {
     await fc.assert(
       fc.asyncProperty(fsTree({ maxEntries: 12 }), async (tree) => {
@@ -143,6 +149,7 @@ describe("generated trees as a counterexample shows them", () => {
           .filter((line) => line !== "  (empty workspace)")
           .map((line) => line.trim().split(/ -> | == /)[0]!.replace(/\/$/, ""));
         expect(new Set(names).size).toBe(names.length);
+        for (const [, index] of renderTree(tree).matchAll(/\$BOX\/sibling(\d+)/g)) expect(Number(index)).toBeLessThan(box.siblings.length);
         const onDisk = (await entriesBelow(box.root)).map((name) => `ws/${name}`);
         expect([...names].sort()).toEqual(onDisk.sort());
         expect(renderTree(created)).toBe(renderTree(tree));

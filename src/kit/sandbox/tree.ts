@@ -14,6 +14,7 @@
 import { link, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { Sandbox } from "./sandbox.js";
+import { rootTwins } from "./root-twins.js";
 
 /** Where a link points: the workspace, the outside canary, or the i-th twin of the root (root-twins.ts). */
 export type Area = "root" | "outside" | `sibling${number}`;
@@ -35,9 +36,14 @@ export type Tree = readonly TreeEntry[];
 export function areaPath(box: Sandbox, area: Area): string {
   if (area === "root") return box.root;
   if (area === "outside") return box.outside;
-  const sibling = box.siblings[Number(area.slice("sibling".length)) % box.siblings.length];
+  const sibling = box.siblings[siblingIndex(area, box.siblings.length)];
   if (sibling === undefined) throw new Error(`no sibling for ${area}`);
   return sibling;
+}
+
+/** Which of `count` twins `siblingN` reaches: generators draw N from a range wider than most roots' twins. */
+function siblingIndex(area: `sibling${number}`, count: number): number {
+  return Number(area.slice("sibling".length)) % count;
 }
 
 export function linkText(box: Sandbox, at: readonly string[], target: LinkTarget): string {
@@ -128,10 +134,14 @@ export function makefs(lines: readonly string[], under: readonly string[] = []):
   return entries;
 }
 
-/** One line per entry, as a counterexample shows it: `ws/a/l -> ../../outside`. */
-export function renderTree(tree: Tree, box?: Sandbox): string {
+/**
+ * One line per entry, as a counterexample shows it: `ws/a/l -> ../../outside`; a twin as the one the
+ * link reaches in a sandbox whose root is named `rootName` (`$BOX/sibling4`, the legend's numbering).
+ */
+export function renderTree(tree: Tree, rootName = "ws"): string {
   const shown = laidOut(tree);
   if (shown.length === 0) return "  (empty workspace)";
+  const twins = rootTwins(rootName).filter(({ name }) => typeof name === "string").length;
   return shown
     .map((entry) => {
       const name = ["ws", ...entry.at].join("/");
@@ -141,7 +151,7 @@ export function renderTree(tree: Tree, box?: Sandbox): string {
         case "file":
           return `  ${name}`;
         case "symlink":
-          return `  ${name} -> ${box === undefined ? describeTarget(entry.target) : linkText(box, entry.at, entry.target)}`;
+          return `  ${name} -> ${describeTarget(entry.target, twins)}`;
         case "hardlink":
           return `  ${name} == ${entry.to.area === "outside" ? "outside/secret.txt" : ["ws", ...entry.to.path].join("/")} (hardlink)`;
       }
@@ -149,8 +159,8 @@ export function renderTree(tree: Tree, box?: Sandbox): string {
     .join("\n");
 }
 
-function describeTarget(target: LinkTarget): string {
+function describeTarget(target: LinkTarget, twins: number): string {
   if (target.form === "text") return JSON.stringify(target.text);
-  const area = target.area === "root" ? "ws" : target.area;
+  const area = target.area === "root" ? "ws" : target.area === "outside" ? "outside" : `sibling${siblingIndex(target.area, twins)}`;
   return `${target.form === "absolute" ? "$BOX/" : ""}${[area, ...target.path].join("/")}${target.form === "relative" ? " (relative)" : ""}`;
 }

@@ -49,7 +49,7 @@ const containmentCase = containmentCases(candidate());
 /** How a counterexample shows the case: the tree, the root, then each probe (and its extra lines). */
 export function renderCase<P extends Probe>({ root, tree, probes }: ContainmentCase<P>, call?: string, extra: (probe: P) => string = () => ""): string {
   const lines = probes.map((probe) => `${call ?? (probe.creating ? "creating" : "existing")} ${renderCandidate(probe.candidate)}${extra(probe)}`);
-  return `tree:\n${renderTree(tree)}\n${renderRoot(root)}\n${probes.length === 1 ? "probe" : "probes, in order"}:\n  ${lines.join("\n  ")}`;
+  return `tree:\n${renderTree(tree, root.name)}\n${renderRoot(root)}\n${probes.length === 1 ? "probe" : "probes, in order"}:\n  ${lines.join("\n  ")}`;
 }
 
 /** Runs `body` in a sandbox with the case's root name and tree, handing it the root as spelled. */
