@@ -3,12 +3,15 @@
  * version, which guarantees hold, which fail (with the class, the shrunk counterexample and the
  * replay) and which cannot apply. `npm run peers` writes both; a test holds the page to the data.
  */
+import { PEERS } from "../fixtures/peers/catalog.js";
 import type { PropertyKind } from "../src/kit/audit/property.js";
 import type { PropertyStatus } from "../src/kit/audit/run.js";
-import { SIMILAR_PREFIX_SUFFIXES } from "../src/kit/sandbox/sandbox.js";
+import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 
 export const PEERS_DATA_FILE = "docs/peers.json";
 export const PEERS_PAGE_FILE = "docs/peers.md";
+/** How the data spells the folder `npm run peers` installs into, a shell variable a replay can set. */
+export const PEERS_VARIABLE = "$PEERS";
 
 export interface PeerResult {
   id: string;
@@ -17,8 +20,6 @@ export interface PeerResult {
   reason?: string;
   counterexample?: string;
   replay?: string;
-  /** The bug class, from fixtures/peers/catalog.ts; absent when nobody has classified it yet. */
-  class?: string;
 }
 
 /** One TOCTOU race of an MCP server's write and read (`toctou --mcp`), with its control's verdict. */
@@ -46,6 +47,11 @@ export interface PeersData {
   peers: PeerRun[];
 }
 
+/** The bug class the catalog gives a failure, written from the package's source. */
+function classOf(run: PeerRun, id: string): string | undefined {
+  return PEERS.find((peer) => peer.name === run.name && peer.version === run.version)?.classes[id];
+}
+
 function raceCell(race: PeerRace | undefined): string {
   if (race === undefined) return "not applicable (no tools)";
   if (race.exitCode === 2) return `ineffective (${race.swaps} swaps)`;
@@ -70,10 +76,10 @@ export function renderPeers(data: PeersData): string {
     "A finding here is a security report about someone else's package: it goes to the maintainer's security",
     "contact before a release of this package publishes it (SECURITY.md). Each is stated as its class and the",
     "minimal counterexample the audit shrank it to, with the command that replays it once `npm run peers` has",
-    "installed the package.",
+    `installed the package; set \`${PEERS_VARIABLE.slice(1)}\` to the folder it installs into (\`$TMPDIR/workspace-gates-peers\`) first.`,
     "",
-    "In a counterexample, `ws` is the workspace root, `$BOX` the sandbox around it, and `siblingN` the N-th",
-    `similar-prefix sibling of the root: ${SIMILAR_PREFIX_SUFFIXES.map((suffix, index) => `sibling${index} = \`ws${suffix}\``).join(", ")}.`,
+    "In a counterexample and a reason, `ws` is the workspace root, `$BOX` the sandbox around it, and `siblingN` the N-th",
+    `twin of the root: ${namedTwins("ws").map((name, index) => `sibling${index} = \`${name}\``).join(", ")}.`,
     "",
     `| package | version | reached as | guarantees that hold | guarantees that fail | not applicable | TOCTOU race: write escapes per 10,000 calls (${data.raceSeconds} s) |`,
     "|---|---|---|---|---|---|---|",
@@ -95,8 +101,8 @@ export function renderPeers(data: PeersData): string {
     ...findings.flatMap(({ run, result }) => [
       `### \`${run.name}\` ${run.version}: \`${result.id}\``,
       "",
-      `- class: ${result.class ?? "not yet classified"}`,
-      `- broken: ${(result.reason ?? "").split("\n")[0]}`,
+      `- class: ${classOf(run, result.id) ?? "not yet classified"}`,
+      `- broken: ${(result.reason ?? "").split("\n").map((line) => line.trim()).filter((line) => line !== "").join(" ")}`,
       "- counterexample:",
       "",
       "  ```text",

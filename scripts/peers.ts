@@ -12,7 +12,7 @@ import { PEERS, type Peer } from "../fixtures/peers/catalog.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import type { RaceReport } from "../src/kit/toctou/race.js";
 import { main } from "../src/kit/cli.js";
-import { PEERS_DATA_FILE, PEERS_PAGE_FILE, type PeerRace, type PeerRun, type PeersData, renderPeers } from "./peers-table.js";
+import { PEERS_DATA_FILE, PEERS_PAGE_FILE, PEERS_VARIABLE, type PeerRace, type PeerRun, type PeersData, renderPeers } from "./peers-table.js";
 
 const SEED = 1;
 const RUNS = 300;
@@ -80,14 +80,18 @@ async function audit(peer: Peer, json: string): Promise<PeerRun> {
         id,
         kind,
         status,
-        ...(reason === undefined ? {} : { reason }),
-        ...(counterexample === undefined ? {} : { counterexample }),
-        ...(replay === undefined ? {} : { replay }),
-        ...(status === "failed" && peer.classes[id] !== undefined ? { class: peer.classes[id] } : {}),
+        ...(reason === undefined ? {} : { reason: portable(reason) }),
+        ...(counterexample === undefined ? {} : { counterexample: portable(counterexample) }),
+        ...(replay === undefined ? {} : { replay: portable(replay) }),
       })),
       ...inapplicable.map(([id, reason]) => ({ id, kind: "guarantee" as const, status: "not-applicable" as const, reason })),
     ],
   };
+}
+
+/** The gallery folder as `$PEERS`, so the committed data holds no path of the machine that ran it. */
+function portable(text: string): string {
+  return text.replaceAll(PEERS_FOLDER, PEERS_VARIABLE);
 }
 
 /** `toctou --mcp` on the same server, with `target` the `--mcp [--mapping F] -- COMMAND` words. */

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { CONTRACT_TEXTS_SECTION, renderContractTexts } from "./support/contract-texts.js";
 import { readSection, wrapSection } from "./support/generated-section.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
-import { rootTwins } from "../src/kit/sandbox/root-twins.js";
+import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 import * as messages from "../src/gates/messages.js";
 
 const doc = await readFile(CONTRACT_TEXTS_SECTION.file, "utf8");
@@ -22,7 +22,7 @@ describe("docs/contract.md", () => {
   });
 
   it("explains every sibling a counterexample may name", () => {
-    const twins = rootTwins("ws").flatMap(({ name }) => (typeof name === "string" ? [name] : []));
+    const twins = namedTwins("ws");
     twins.forEach((name, index) => expect(doc, `sibling${index}`).toContain(`\`${name}\``));
     expect(doc).toContain(`\`sibling0\` … \`sibling${twins.length - 1}\``);
   });

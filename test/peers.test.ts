@@ -22,6 +22,10 @@ describe("the gallery of real packages (docs/peers.md)", () => {
     );
   });
 
+  it("holds no temp path of the run that wrote it: sandboxes are $BOX, the gallery folder $PEERS", async () => {
+    expect(await readFile(PEERS_DATA_FILE, "utf8")).not.toMatch(/\/(?:tmp|dev\/shm|var\/folders)\//);
+  });
+
   it("gives every failure its counterexample and replay, and every inapplicable property its reason", () => {
     for (const run of data.peers)
       for (const result of run.results) {

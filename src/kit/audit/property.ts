@@ -14,6 +14,7 @@
  * from one skipped for a missing export.
  * Every property works in its own sandbox, removed afterwards, so properties can run in parallel.
  */
+import { dirname } from "node:path";
 import type fc from "fast-check";
 import { type Sandbox, auditTempDir, createSandbox } from "../sandbox/sandbox.js";
 import type { AuditTarget, ContractExport } from "./target.js";
@@ -85,6 +86,10 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
     if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`);
     canariesChecked = true;
     return answer;
+  } catch (error) {
+    // The reason names paths as the counterexample does, so a report holds no temp path of this run.
+    if (error instanceof Violation) throw new Violation(error.message.replaceAll(dirname(box.outside), "$BOX"));
+    throw error;
   } finally {
     busySandboxes.delete(box);
     // A case that outlived its property (a hang) may find its sandbox removed under it, even while

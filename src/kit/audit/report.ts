@@ -14,7 +14,7 @@
 import type { PropertyResult } from "./run.js";
 import { shellWord } from "../shell-word.js";
 import { VERSION } from "../version.js";
-import { rootTwins } from "../sandbox/root-twins.js";
+import { namedTwins } from "../sandbox/root-twins.js";
 import type { Shard } from "./shard.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
@@ -184,7 +184,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
 /** What the names in a counterexample stand for (sandbox.ts lays them out). */
 const SANDBOX_LEGEND = [
   "legend: ws is the workspace root (the root: line gives its name and spelling); outside/ and the root's twins,",
-  `  for ws ${rootTwins("ws").flatMap(({ name }) => (typeof name === "string" ? [name] : [])).map((name, index) => `${JSON.stringify(name)} (sibling${index})`).join(", ")}`,
+  `  for ws ${namedTwins("ws").map((name, index) => `${JSON.stringify(name)} (sibling${index})`).join(", ")}`,
   "  hold canaries that must be neither read nor changed; $BOX is the absolute path of the directory",
   "  holding them all, $root, $outside, $siblingN the absolute path of each; guard directories",
   "  (g/g/g/g/) above $BOX keep a path with a few .. too many inside the sandbox.",

@@ -48,3 +48,8 @@ export function rootTwins(root: string): RootTwin[] {
     return true;
   });
 }
+
+/** The twins a JS string can name, in `rootTwins` order: what `sibling0`, `sibling1`, … stand for. */
+export function namedTwins(root: string): string[] {
+  return rootTwins(root).flatMap(({ name }) => (typeof name === "string" ? [name] : []));
+}

@@ -14,7 +14,7 @@
 import { link, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { Sandbox } from "./sandbox.js";
-import { rootTwins } from "./root-twins.js";
+import { namedTwins } from "./root-twins.js";
 
 /** Where a link points: the workspace, the outside canary, or the i-th twin of the root (root-twins.ts). */
 export type Area = "root" | "outside" | `sibling${number}`;
@@ -141,7 +141,7 @@ export function makefs(lines: readonly string[], under: readonly string[] = []):
 export function renderTree(tree: Tree, rootName = "ws"): string {
   const shown = laidOut(tree);
   if (shown.length === 0) return "  (empty workspace)";
-  const twins = rootTwins(rootName).filter(({ name }) => typeof name === "string").length;
+  const twins = namedTwins(rootName).length;
   return shown
     .map((entry) => {
       const name = ["ws", ...entry.at].join("/");

@@ -8,7 +8,7 @@ import * as nodePath from "node:path";
 import type { AuditProperty } from "../property.js";
 import { violation } from "../property.js";
 import { referenceInsidePosix, referenceInsideWin32 } from "../reference-inside.js";
-import { SIMILAR_PREFIX_SUFFIXES, rootTwins } from "../../sandbox/root-twins.js";
+import { SIMILAR_PREFIX_SUFFIXES, namedTwins } from "../../sandbox/root-twins.js";
 
 interface PathPair {
   root: string;
@@ -23,7 +23,7 @@ const tailSegment = fc.constantFrom("..", ".", "", "..foo", "...", "x", "ws", "W
  * normalization) as often as all the similar prefixes together.
  */
 function twinOf(part: string, index: number): string {
-  const twins = rootTwins(part).flatMap(({ name }) => (typeof name === "string" ? [name] : []));
+  const twins = namedTwins(part);
   const [first, second] = twins;
   const spellings = [part, part, first ?? part, second ?? part, twins[index % Math.max(1, twins.length)] ?? part];
   return spellings[index % spellings.length] ?? part;
