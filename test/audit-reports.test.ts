@@ -43,6 +43,18 @@ describe("--json", () => {
   });
 });
 
+describe("a failure's reason", () => {
+  it("names the sandbox as $BOX, as the counterexample does, never this run's temp path", async () => {
+    const json = join(scratch, "reason.json");
+    const { code } = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--seed", "1", "--runs", "30", "--json", json);
+    const text = await readFile(json, "utf8");
+    const [result] = (JSON.parse(text) as JsonReport).results;
+    expect(code).toBe(1);
+    expect(result?.reason).toMatch(/\$BOX\/ws/);
+    expect(text).not.toContain("workspace-gates-audit-");
+  });
+});
+
 describe("--sarif", () => {
   it("validates against the SARIF 2.1.0 schema, which refuses a broken log", async () => {
     const log = JSON.parse(await readFile(files.sarif, "utf8")) as { version: string };
