@@ -22,8 +22,9 @@ export interface PeerResult {
   replay?: string;
 }
 
-/** One TOCTOU race of an MCP server's write and read (`toctou --mcp`), with its control's verdict. */
+/** One TOCTOU race of an MCP server (`toctou --mcp`), with its control's verdict. */
 export interface PeerRace {
+  /** The calls of the write tool: new files and overwrites. */
   writeCalls: number;
   writeEscapes: number;
   swaps: number;
@@ -91,9 +92,11 @@ export function renderPeers(data: PeersData): string {
     }),
     "",
     "Known limits (`limits.*`) are not findings: every path check fails them by design (SECURITY.md).",
-    "The race column is `toctou --mcp` (docs/contract.md): a racer swaps a directory on the written path",
-    "for a symlink to outside and back; a count is a lower bound on this machine, not a rate to compare",
-    "across machines, and \"ineffective\" means the racer or its control race could not show a window.",
+    "The race column is `toctou --mcp` (docs/contract.md): a racer swaps a directory on the written path,",
+    "or the written file itself, for a symlink to outside and back, while write calls make new files and",
+    "overwrite existing ones (reads and mkdir are raced too; docs/toctou.md). A count is a lower bound on",
+    "this machine, not a rate to compare across machines, and \"ineffective\" means the racer or its",
+    "control race could not show a window.",
     "",
     "## Findings",
     "",

@@ -10,7 +10,7 @@ import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { PEERS, type Peer } from "../fixtures/peers/catalog.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
-import type { RaceReport } from "../src/kit/toctou/race.js";
+import { RACE_OPERATIONS, type RaceReport, raceOperationTool } from "../src/kit/toctou/race.js";
 import { main } from "../src/kit/cli.js";
 import { PEERS_DATA_FILE, PEERS_PAGE_FILE, PEERS_VARIABLE, type PeerRace, type PeerRun, type PeersData, renderPeers } from "./peers-table.js";
 
@@ -98,6 +98,9 @@ function portable(text: string): string {
 async function race(target: string[], json: string): Promise<PeerRace> {
   const exitCode = await main(["toctou", "--seconds", String(RACE_SECONDS), "--json", json, ...target], { stdout: () => {}, stderr: () => {} });
   const report = JSON.parse(await readFile(json, "utf8")) as RaceReport;
-  process.stdout.write(`  race: ${report.perTool.write.escapes} write escapes in ${report.perTool.write.attempts} calls, exit ${exitCode}\n`);
-  return { writeCalls: report.perTool.write.attempts, writeEscapes: report.perTool.write.escapes, swaps: report.racer.swaps, exitCode };
+  const writes = RACE_OPERATIONS.filter((operation) => raceOperationTool(operation) === "write").map((operation) => report.perOperation[operation]);
+  const writeCalls = writes.reduce((sum, tally) => sum + (tally?.attempts ?? 0), 0);
+  const writeEscapes = writes.reduce((sum, tally) => sum + (tally?.escapes ?? 0), 0);
+  process.stdout.write(`  race: ${writeEscapes} write escapes in ${writeCalls} calls, exit ${exitCode}\n`);
+  return { writeCalls, writeEscapes, swaps: report.racer.swaps, exitCode };
 }

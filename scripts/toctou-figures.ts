@@ -1,27 +1,43 @@
-// `npm run toctou:figures`: races each tool set once (`toctou --mode race`), keeps the figures in
-// docs/toctou-race.json and draws the table of docs/toctou.md from them. Takes RACE_SECONDS per set.
+// `npm run toctou:figures`: races each target once (`toctou --mode race`): the chapter's tools, the
+// verified tools, and the official MCP filesystem server at the gallery's pinned version, installed
+// from the npm registry into a temp project. Keeps the figures in docs/toctou-race.json and draws the
+// table of docs/toctou.md from them. Takes RACE_SECONDS per target, and as much again for the MCP
+// run's control race.
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
+import { PEERS } from "../fixtures/peers/catalog.js";
 import { main } from "../src/kit/cli.js";
 import type { RaceReport } from "../src/kit/toctou/race.js";
 import { writeSectionToFile } from "../test/support/generated-section.js";
 import { RACE_FIGURES_FILE, RACE_SECTION, type RaceFigures, raceRunFigures, renderRaceFigures } from "../test/support/race-figures.js";
 
 const RACE_SECONDS = 10;
-const TOOL_SETS = ["chapter", "verified"];
+const SERVER = "@modelcontextprotocol/server-filesystem";
 
+const official = PEERS.find((peer) => peer.name === SERVER);
+if (official === undefined) throw new Error(`fixtures/peers/catalog.ts pins no ${SERVER}`);
 const dir = await mkdtemp(join(tmpdir(), "workspace-gates-figures-"));
 try {
+  process.stdout.write(`installing ${SERVER}@${official.version} into ${dir}\n`);
+  await writeFile(join(dir, "package.json"), "{}\n");
+  await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", `${SERVER}@${official.version}`], { cwd: dir });
+  const targets: [string, string[]][] = [
+    ["chapter", ["--tools", "chapter"]],
+    ["verified", ["--tools", "verified"]],
+    [`${SERVER} ${official.version} (MCP)`, ["--mcp", "--", "node", join(dir, "node_modules", SERVER, "dist", "index.js"), "{root}"]],
+  ];
   const figures: RaceFigures = { machine: { node: process.version, cpus: cpus().length, loadAverage: loadavg()[0] ?? 0 }, seconds: RACE_SECONDS, runs: [] };
-  for (const tools of TOOL_SETS) {
-    const json = join(dir, `${tools}.json`);
-    const code = await main(["toctou", "--mode", "race", "--tools", tools, "--seconds", String(RACE_SECONDS), "--json", json], {
+  for (const [name, target] of targets) {
+    const json = join(dir, `${figures.runs.length}.json`);
+    const code = await main(["toctou", "--mode", "race", "--seconds", String(RACE_SECONDS), "--json", json, ...target], {
       stdout: (text) => void process.stdout.write(text),
       stderr: (text) => void process.stderr.write(text),
     });
-    if (code > 1) throw new Error(`toctou --tools ${tools} could not run (exit ${code})`);
-    figures.runs.push(raceRunFigures(JSON.parse(await readFile(json, "utf8")) as RaceReport));
+    if (code > 1) throw new Error(`toctou against ${name} could not run or was ineffective (exit ${code})`);
+    figures.runs.push(raceRunFigures(JSON.parse(await readFile(json, "utf8")) as RaceReport, name));
   }
   await writeFile(RACE_FIGURES_FILE, `${JSON.stringify(figures, null, 2)}\n`);
   await writeSectionToFile(RACE_SECTION, renderRaceFigures(figures));

@@ -7,6 +7,8 @@ import { readSection, wrapSection } from "./support/generated-section.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 import * as messages from "../src/gates/messages.js";
+import { FILESYSTEM_SERVER_MAPPING, parseMapping } from "../src/kit/mcp/mapping.js";
+import { RACE_OPERATIONS } from "../src/kit/toctou/race.js";
 
 const doc = await readFile(CONTRACT_TEXTS_SECTION.file, "utf8");
 
@@ -25,5 +27,15 @@ describe("docs/contract.md", () => {
     const twins = namedTwins("ws");
     twins.forEach((name, index) => expect(doc, `sibling${index}`).toContain(`\`${name}\``));
     expect(doc).toContain(`\`sibling0\` … \`sibling${twins.length - 1}\``);
+  });
+
+  it("shows the mapping file with the defaults the code fills in", () => {
+    const example = /### The mapping file[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(parseMapping(example ?? "", "docs/contract.md")).toEqual({ ...FILESYSTEM_SERVER_MAPPING, errorText: "^Error:" });
+  });
+
+  it("lists every operation the TOCTOU race makes, in the order it makes them", () => {
+    const table = /### The TOCTOU race on an MCP server[\s\S]*?\| operation \|[^\n]*\n\|[^\n]*\n((?:\|[^\n]*\n)+)/.exec(doc)?.[1] ?? "";
+    expect(table.split("\n").filter((row) => row !== "").map((row) => /^\| `([^`]+)`/.exec(row)?.[1])).toEqual([...RACE_OPERATIONS]);
   });
 });

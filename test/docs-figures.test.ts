@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { BENCH_FILE, BENCH_SECTION, type BenchFigures, renderBench } from "./support/bench-table.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
 import { RACE_FIGURES_FILE, RACE_SECTION, type RaceFigures, renderRaceFigures } from "./support/race-figures.js";
+import { RACE_OPERATIONS, type RaceOperation } from "../src/kit/toctou/race.js";
 
 const json = async <T>(path: string) => JSON.parse(await readFile(path, "utf8")) as T;
 
@@ -17,17 +18,25 @@ describe("docs/toctou.md: the race figures", () => {
     expect(await readSectionFromFile(RACE_SECTION)).toBe(wrapSection(RACE_SECTION, renderRaceFigures(await json<RaceFigures>(RACE_FIGURES_FILE))));
   });
 
-  it("were measured on both tool sets: the chapter's escaped and left files outside, the verified tools did neither", async () => {
+  it("were measured on the three targets the page compares, and say what it says of each", async () => {
     const { runs } = await json<RaceFigures>(RACE_FIGURES_FILE);
-    const run = (tools: string) => runs.find((candidate) => candidate.tools === tools);
-    expect(run("chapter")?.write.escapes).toBeGreaterThan(0);
-    expect(run("chapter")?.sideEffects.filesWithContent).toBe(run("chapter")?.write.escapes);
-    expect(run("verified")?.read.escapes).toBe(0);
-    expect(run("verified")?.write.escapes).toBe(0);
-    expect(run("verified")?.sideEffects).toEqual({ filesWithContent: 0, emptyFiles: 0, directories: 0, other: 0 });
-    // docs/toctou.md: the verified tools "make fewer calls in the same time".
-    const calls = (tools: string) => (run(tools)?.read.calls ?? 0) + (run(tools)?.write.calls ?? 0);
-    expect(calls("verified")).toBeLessThan(calls("chapter"));
+    const [chapter, verified, server] = runs;
+    expect(runs.map((run) => run.tools)).toEqual(["chapter", "verified", expect.stringMatching(/^@modelcontextprotocol\/server-filesystem \S+ \(MCP\)$/)]);
+    const escapes = (run: RaceFigures["runs"][number] | undefined, operation: RaceOperation) => run?.operations[operation]?.escapes;
+    const calls = (run: RaceFigures["runs"][number] | undefined) => Object.values(run?.operations ?? {}).reduce((sum, figure) => sum + figure.calls, 0);
+    // The chapter's tools: every operation they have escaped; outside are files and the overwritten canary.
+    for (const operation of RACE_OPERATIONS.filter((candidate) => candidate !== "mkdir.directory")) expect(escapes(chapter, operation), operation).toBeGreaterThan(0);
+    expect(chapter?.sideEffects).toMatchObject({ emptyFiles: 0, directories: 0, other: 1 });
+    // The verified tools: nothing, anywhere; and "fewer calls in the same time".
+    for (const operation of RACE_OPERATIONS.filter((candidate) => candidate !== "mkdir.directory")) expect(escapes(verified, operation), operation).toBe(0);
+    expect(verified?.sideEffects).toEqual({ filesWithContent: 0, emptyFiles: 0, directories: 0, other: 0 });
+    expect(calls(verified)).toBeLessThan(calls(chapter));
+    // The official server: a directory swap wins for new files and directories, a leaf swap does not
+    // win its writes (it renames a temporary file over the name it resolved).
+    expect(escapes(server, "write.directory")).toBeGreaterThan(0);
+    expect(escapes(server, "mkdir.directory")).toBeGreaterThan(0);
+    expect(escapes(server, "overwrite.leaf")).toBe(0);
+    expect(escapes(chapter, "mkdir.directory")).toBeUndefined();
   });
 });
 

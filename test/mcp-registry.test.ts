@@ -14,6 +14,9 @@ import { FILESYSTEM_SERVER_MAPPING } from "../src/kit/mcp/mapping.js";
 import { mcpTarget } from "../src/kit/mcp/target.js";
 import { createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { materialize } from "../src/kit/sandbox/tree.js";
+import type { ControlRace } from "../src/kit/toctou/command.js";
+import { DEFAULT_RACE_BUDGET } from "../src/kit/toctou/flags.js";
+import type { RaceReport } from "../src/kit/toctou/race.js";
 
 const OFFICIAL = PEERS.find((peer) => peer.name === "@modelcontextprotocol/server-filesystem");
 
@@ -47,6 +50,19 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
         await target.dispose();
         await box.dispose();
       }
+    });
+
+    it("loses files and directories outside to the race at toctou's default budget, beside a control that escaped too", { timeout: 120_000 }, async () => {
+      const json = join(project, "race.json");
+      const { code, stderr } = await cli(["toctou", "--json", json, "--mcp", "--", ...server]);
+      expect(code, stderr).toBe(1);
+      const report = JSON.parse(await readFile(json, "utf8")) as RaceReport & { control: ControlRace };
+      expect(report.budget).toEqual(DEFAULT_RACE_BUDGET);
+      // create_directory is the server's mkdir: every operation is raced.
+      expect(report.notApplicable).toEqual({});
+      expect(report.perOperation["write.directory"]?.escapes).toBeGreaterThan(0);
+      expect(report.perOperation["mkdir.directory"]?.escapes).toBeGreaterThan(0);
+      expect(report.control.escapes).toBeGreaterThan(0);
     });
 
     it("is failed by the audit, with a replay that reproduces the escape", { timeout: 240_000 }, async () => {

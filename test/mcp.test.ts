@@ -38,6 +38,7 @@ describe("the mapping file", () => {
     ["{", /mapping m\.json is not JSON/],
     [`{ "reed": {} }`, /unknown field reed/],
     [`{ "read": { "tool": "" } }`, /read\.tool must be a non-empty string/],
+    [`{ "mkdir": { "tool": "create_directory", "mode": 1 } }`, /mkdir has unknown field mode \(known: tool, path\)/],
     [`{ "write": { "content": 3 } }`, /write\.content must be a non-empty string/],
     [`{ "paths": "canonical" }`, /paths must be one of "absolute", "relative"/],
     [`{ "truncation": true }`, /truncation must be one of "chapter", "none"/],
@@ -141,7 +142,7 @@ describe("workspace-gates audit --mcp", () => {
     const { code, stdout, stderr } = await cli(["audit", "--mcp", "--mapping", mapping, "--", ...served("reference")]);
     expect(code).toBe(2);
     expect(stdout).toBe("");
-    expect(stderr).toMatch(/^audit: cannot load the MCP server .*: the MCP server has no tool "write_file" \(the mapping's write\.tool\); it has: read, write$/m);
+    expect(stderr).toMatch(/^audit: cannot load the MCP server .*: the MCP server has no tool "write_file" \(the mapping's write\.tool\); it has: read, write, mkdir$/m);
   });
 
   it("exits 2 when the server cannot start", async () => {

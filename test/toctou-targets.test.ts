@@ -7,11 +7,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
 import { type ControlRace, raceExitCode, raceIneffective } from "../src/kit/toctou/command.js";
-import { type RaceReport, runRace } from "../src/kit/toctou/race.js";
+import { RACE_OPERATIONS, type RaceReport, runRace } from "../src/kit/toctou/race.js";
 import type { Racer } from "../src/kit/toctou/racer.js";
 import { createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
 import { cli } from "./support/cli.js";
+import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 const SERVED_CHAPTER = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}"];
 
@@ -38,6 +39,24 @@ describe("toctou on any target", () => {
     expect(code).toBe(1);
   });
 
+  it("--mode race --target MODULE races that module: a chapter-like one escapes, exit 1", { timeout: 60_000 }, async () => {
+    const { code, report } = await toctou<RaceReport & { control: ControlRace }>("--mode", "race", "--seconds", "3", "--target", "src/tools/workspace-tools.ts");
+    expect(report?.tools).toBe("src/tools/workspace-tools.ts");
+    expect(report?.total.escapes).toBeGreaterThan(0);
+    expect(code).toBe(1);
+  });
+
+  describeNeeding(LINUX_PROCFS, "the verified tools as a module", () => {
+    it("--mode race --target on the verified tools exits 0 beside a control that escaped, and states the bound", { timeout: 60_000 }, async () => {
+      const { code, stdout, report } = await toctou<RaceReport & { control: ControlRace }>("--mode", "race", "--seconds", "3", "--target", "fixtures/secure/verified-tools.ts");
+      expect(report?.total.escapes).toBe(0);
+      expect(report?.sideEffects.total).toBe(0);
+      expect(report?.control.escapes).toBeGreaterThan(0);
+      expect(stdout).toContain(`rule of three: 0 escapes in ${report?.total.attempts} calls puts the per-call escape rate below`);
+      expect(code).toBe(0);
+    });
+  });
+
   it("--target refuses a module without createWorkspaceTools, exit 2", async () => {
     const { code, stderr } = await toctou("--target", "src/gates/is-inside.ts");
     expect(code).toBe(2);
@@ -51,6 +70,9 @@ describe("toctou on any target", () => {
     expect(report?.mode).toBe("race");
     expect(report?.tools).toMatch(/^mcp: node --import tsx fixtures\/mcp\/tools-server\.ts/);
     expect(report?.total.attempts).toBe(60);
+    // The mapping names the server's mkdir, so every operation is raced, ten calls each.
+    expect(report?.notApplicable).toEqual({});
+    expect(Object.entries(report?.perOperation ?? {}).map(([operation, tally]) => [operation, tally.attempts])).toEqual(RACE_OPERATIONS.map((operation) => [operation, 10]));
     expect(report?.racer.swaps).toBeGreaterThan(0);
     expect(report?.control).toMatchObject({ tools: "chapter", attempts: 60, swaps: expect.any(Number) });
     const escaped = (report?.total.escapes ?? 0) > 0 || (report?.sideEffects.total ?? 0) > 0;

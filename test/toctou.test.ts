@@ -16,7 +16,7 @@ import { prepareArena } from "../src/kit/toctou/arena.js";
 import { TEMP_PREFIX, toctouCommand } from "../src/kit/toctou/command.js";
 import { type DeterministicReport, runDeterministic } from "../src/kit/toctou/deterministic.js";
 import { TOCTOU_USAGE } from "../src/kit/toctou/flags.js";
-import type { RaceReport, Tally } from "../src/kit/toctou/race.js";
+import { RACE_OPERATIONS, type RaceReport, type Tally, raceOperationTool } from "../src/kit/toctou/race.js";
 import { startRacer } from "../src/kit/toctou/racer.js";
 import { withMkdirTrap, withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
 import { NO_SIDE_EFFECTS } from "../src/kit/toctou/side-effects.js";
@@ -195,33 +195,56 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
 
   it("reports self-consistent figures on a 1 s budget, whether or not it wins", async () => {
     const { code, stdout, report } = await runWithReport<RaceReport>(["--mode", "race", "--seconds", "1"]);
-    const { total, perTool, racer } = report;
+    const { total, perOperation, notApplicable, racer } = report;
+    const rows = Object.values(perOperation);
     expect(report.stoppedBy).toBe("seconds");
     expect(total.attempts).toBeGreaterThan(0);
-    for (const tally of [total, perTool.write, perTool.read]) expectConsistent(tally);
+    // The chapter's tools have no mkdir: that operation is named as not applicable, never as clean.
+    expect(Object.keys(perOperation)).toEqual(RACE_OPERATIONS.filter((operation) => operation !== "mkdir.directory"));
+    expect(notApplicable).toEqual({ "mkdir.directory": "the target has no mkdir tool" });
+    expect(stdout).toContain("mkdir.directory     not applicable: the target has no mkdir tool");
+    for (const tally of [total, ...rows]) expectConsistent(tally);
     for (const count of ["attempts", "escapes", "succeeded", "refused", "otherErrors"] as const)
-      expect(total[count]).toBe(perTool.write[count] + perTool.read[count]);
-    // Reads change nothing and each escaped write leaves exactly its file: every side effect of the
-    // chapter's tools outside is a counted write escape, and none goes unseen.
-    expect(report.sideEffects).toMatchObject({ total: perTool.write.escapes, filesWithContent: perTool.write.escapes });
-    expect(perTool.write.attempts - perTool.read.attempts).toBe(total.attempts % 2);
-    const earliest = [perTool.write.firstEscape, perTool.read.firstEscape]
+      expect(total[count]).toBe(rows.reduce((sum, tally) => sum + tally[count], 0));
+    // Reads change nothing; each escaped write leaves its bytes in a new file outside, or in the
+    // overwritten canary outside/secret.txt (one change, however often): every side effect is one of
+    // those, and none goes unseen.
+    const writeEscapes = RACE_OPERATIONS.filter((operation) => raceOperationTool(operation) === "write").reduce(
+      (sum, operation) => sum + (perOperation[operation]?.escapes ?? 0),
+      0,
+    );
+    const { filesWithContent, other } = report.sideEffects;
+    expect(report.sideEffects.total).toBe(filesWithContent + other);
+    expect(other).toBeLessThanOrEqual(1);
+    expect(filesWithContent + other).toBeLessThanOrEqual(writeEscapes);
+    expect(filesWithContent + other > 0).toBe(writeEscapes > 0);
+    const earliest = rows
+      .map((tally) => tally.firstEscape)
       .filter((first) => first !== null)
       .map((first) => first.elapsedMs);
     expect(total.firstEscape?.elapsedMs).toBe(earliest.length === 0 ? undefined : Math.min(...earliest));
     expect(racer.swaps).toBeGreaterThan(0);
     expect(racer.swapsPerSecond).toBeGreaterThan(0);
     expect(racer.failure).toBeNull();
+    expect(report.callsPerSecond).toBeCloseTo(total.attempts / (report.elapsedMs / 1_000), 6);
+    expect(stdout).toContain(`  calls: ${total.attempts} in ${(report.elapsedMs / 1_000).toFixed(1)} s (${Math.round(report.callsPerSecond)} calls/s)\n`);
     expect(code).toBe(total.escapes > 0 || report.sideEffects.total > 0 ? 1 : 0);
     expect(stdout).toContain(`content escapes: ${total.escapes} of ${total.attempts} tool calls\n`);
     expect(stdout.includes(`no escape and nothing changed outside in ${total.attempts} attempts within the budget`)).toBe(total.escapes === 0);
     expect(existsSync(report.workdir)).toBe(false);
   });
 
-  it("stops after exactly --attempts tool calls, alternating write and read", async () => {
+  it("stops after exactly --attempts tool calls, taking the operations in turn", async () => {
     const { report } = await runWithReport<RaceReport>(["--mode", "race", "--attempts", "7", "--seconds", "60"]);
     expect(report.stoppedBy).toBe("attempts");
-    expect([report.total.attempts, report.perTool.write.attempts, report.perTool.read.attempts]).toEqual([7, 4, 3]);
+    expect(report.total.attempts).toBe(7);
+    expect(Object.fromEntries(Object.entries(report.perOperation).map(([operation, tally]) => [operation, tally.attempts]))).toEqual({
+      "write.directory": 2,
+      "overwrite.directory": 2,
+      "overwrite.leaf": 1,
+      "read.directory": 1,
+      "read.leaf": 1,
+    });
     expectConsistent(report.total);
     expect(existsSync(report.workdir)).toBe(false);
   });
@@ -251,7 +274,7 @@ describe("the racer", () => {
   });
 
   it("flips until stopped and has exited once stop() resolves", async () => {
-    const racer = await startRacer(await prepareArena(box, "race"));
+    const racer = await startRacer([await prepareArena(box, "race")]);
     try {
       await until(() => racer.swaps() > 0, 10_000);
     } finally {
@@ -264,16 +287,37 @@ describe("the racer", () => {
     }
   });
 
+  it("keeps flipping a file to a link after a target replaced the link by a file of its own (write by temp file and rename)", async () => {
+    const arena = await prepareArena(box, "leaf/kept.txt", { occupant: "file", linkTo: join(box.outside, "dir", "secret.txt") });
+    const racer = await startRacer([arena]);
+    try {
+      await until(() => racer.swaps() > 0, 10_000);
+      // What a writer that renames a temporary file over the name does to whatever stands there.
+      for (let replaced = 0; replaced < 50; replaced += 1) {
+        const temporary = join(box.root, "leaf", `.tmp-${replaced}`);
+        await fsPromises.writeFile(temporary, "the target's own file\n");
+        await fsPromises.rename(temporary, arena.contested);
+      }
+      const seenAfter = racer.swaps();
+      let isLink = false;
+      await until(() => racer.swaps() > seenAfter + 10, 10_000);
+      for (let look = 0; look < 1_000 && !isLink; look += 1) isLink = (await fsPromises.lstat(arena.contested).catch(() => undefined))?.isSymbolicLink() === true;
+      expect(isLink, "the racer must still put the link in place after the target replaced it").toBe(true);
+    } finally {
+      expect((await racer.stop()).failure).toBeNull();
+    }
+  });
+
   it("refuses an arena whose name has no occupant to flip", async () => {
     const arena = await prepareArena(box, "free", { occupant: "none" });
-    await expect(startRacer(arena)).rejects.toThrow("this arena's name has no occupant");
+    await expect(startRacer([arena])).rejects.toThrow(`${arena.contested} has no occupant`);
   });
 
   it("reports a failure instead of flipping when its arena is missing", async () => {
     const arena = await prepareArena(box, "race");
     await rm(arena.contested, { recursive: true });
     // The thread may die before or after it reports that it started; either way the failure is named.
-    const racer = await startRacer(arena).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+    const racer = await startRacer([arena]).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
     if (racer instanceof Error) expect(racer.message).toMatch(/ENOENT/);
     else {
       await until(() => racer.failure() !== null, 10_000);

@@ -1,10 +1,12 @@
 /**
- * The race figures of docs/toctou.md: one `toctou --mode race` run per tool set, reduced to what the
- * table shows (no temp paths), and the table drawn from them. `npm run toctou:figures` runs the races
- * and writes both; test/docs-figures.test.ts holds the page to the committed figures.
+ * The race figures of docs/toctou.md: one `toctou --mode race` run per target (the chapter's tools,
+ * the verified tools, the official MCP filesystem server), reduced to what the table shows (no temp
+ * paths), and the table drawn from them. `npm run toctou:figures` runs the races and writes both;
+ * test/docs-figures.test.ts holds the page to the committed figures.
  */
-import type { RaceReport } from "../../src/kit/toctou/race.js";
+import { RACE_OPERATIONS, type RaceOperation, type RaceReport } from "../../src/kit/toctou/race.js";
 import type { GeneratedSection } from "./generated-section.js";
+import { describeSideEffects } from "../../src/kit/toctou/side-effects.js";
 
 export const RACE_FIGURES_FILE = "docs/toctou-race.json";
 export const RACE_SECTION: GeneratedSection = { file: "docs/toctou.md", name: "race-figures", command: "npm run toctou:figures" };
@@ -17,20 +19,24 @@ export interface RaceFigures {
 
 export interface RaceRunFigures {
   tools: string;
-  read: { calls: number; escapes: number };
-  write: { calls: number; escapes: number };
+  /** Per operation the target offers; an absent one was not applicable. */
+  operations: Partial<Record<RaceOperation, { calls: number; escapes: number }>>;
   escapeRate: number;
   firstEscapeMs: number | null;
   sideEffects: { filesWithContent: number; emptyFiles: number; directories: number; other: number };
   swapsPerSecond: number;
 }
 
-export function raceRunFigures(report: RaceReport): RaceRunFigures {
+export function raceRunFigures(report: RaceReport, tools = report.tools): RaceRunFigures {
   const { filesWithContent, emptyFiles, directories, other } = report.sideEffects;
+  const operations: RaceRunFigures["operations"] = {};
+  for (const operation of RACE_OPERATIONS) {
+    const tally = report.perOperation[operation];
+    if (tally !== undefined) operations[operation] = { calls: tally.attempts, escapes: tally.escapes };
+  }
   return {
-    tools: report.tools,
-    read: { calls: report.perTool.read.attempts, escapes: report.perTool.read.escapes },
-    write: { calls: report.perTool.write.attempts, escapes: report.perTool.write.escapes },
+    tools,
+    operations,
     escapeRate: report.total.escapeRate,
     firstEscapeMs: report.total.firstEscape?.elapsedMs ?? null,
     sideEffects: { filesWithContent, emptyFiles, directories, other },
@@ -38,25 +44,23 @@ export function raceRunFigures(report: RaceReport): RaceRunFigures {
   };
 }
 
-const SIDE_EFFECT_NAMES: Record<keyof RaceRunFigures["sideEffects"], string> = {
-  filesWithContent: "files with content",
-  emptyFiles: "empty files",
-  directories: "directories",
-  other: "other changes",
-};
-
 export function renderRaceFigures(figures: RaceFigures): string {
   const rows = figures.runs.map((run) => {
-    const effects = (Object.keys(SIDE_EFFECT_NAMES) as (keyof RaceRunFigures["sideEffects"])[]).filter((kind) => run.sideEffects[kind] > 0);
-    return `| ${run.tools} | ${run.read.calls + run.write.calls} (${run.read.calls} + ${run.write.calls}) | ${run.read.escapes + run.write.escapes} (${run.read.escapes} + ${run.write.escapes}) | ${(100 * run.escapeRate).toFixed(2)} % | ${
+    const effects = run.sideEffects;
+    const total = effects.filesWithContent + effects.emptyFiles + effects.directories + effects.other;
+    const cells = RACE_OPERATIONS.map((operation) => {
+      const figure = run.operations[operation];
+      return figure === undefined ? "not applicable" : `${figure.escapes} of ${figure.calls}`;
+    });
+    return `| ${run.tools} | ${cells.join(" | ")} | ${(100 * run.escapeRate).toFixed(2)} % | ${
       run.firstEscapeMs === null ? "none" : `${run.firstEscapeMs.toFixed(1)} ms`
-    } | ${effects.length === 0 ? "none" : effects.map((kind) => `${run.sideEffects[kind]} ${SIDE_EFFECT_NAMES[kind]}`).join(", ")} | ${Math.round(run.swapsPerSecond)} |`;
+    } | ${describeSideEffects({ ...effects, total, examples: [] })} | ${Math.round(run.swapsPerSecond)} |`;
   });
   return [
-    "| tools | calls (read + write) | content escapes (read + write) | rate | first escape | side effects outside | racer swaps/s |",
-    "|---|--:|--:|--:|--:|---|--:|",
+    `| target | ${RACE_OPERATIONS.map((operation) => `\`${operation}\``).join(" | ")} | rate | first escape | side effects outside | racer swaps/s |`,
+    `|---|${RACE_OPERATIONS.map(() => "--:|").join("")}--:|--:|---|--:|`,
     ...rows,
     "",
-    `One ${figures.seconds} s run per tool set, one after the other, on ${figures.machine.cpus} CPUs at a load average of ${figures.machine.loadAverage.toFixed(2)} (Node ${figures.machine.node}). The rate depends on the machine and its load; that there is a rate does not.`,
+    `An operation's cell is its escapes (evidence found outside) of its calls. One ${figures.seconds} s run per target, one after the other, on ${figures.machine.cpus} CPUs at a load average of ${figures.machine.loadAverage.toFixed(2)} (Node ${figures.machine.node}). The rate depends on the machine and its load; that there is a rate does not.`,
   ].join("\n");
 }

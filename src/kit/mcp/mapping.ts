@@ -1,5 +1,5 @@
 /**
- * Which MCP tools play the audit's `read` and `write`, and how to talk to them (docs/contract.md,
+ * Which MCP tools play the audit's `read` and `write` (and the race's `mkdir`), and how to talk to them (docs/contract.md,
  * "Auditing an MCP server", documents the file format).
  *
  * Promises: `parseMapping` accepts exactly the documented JSON shape and otherwise throws an Error
@@ -12,6 +12,8 @@ import { readFile } from "node:fs/promises";
 export interface McpMapping {
   read: { tool: string; path: string };
   write: { tool: string; path: string; content: string };
+  /** Raced by `toctou` when the server lists it; the audit does not call it. */
+  mkdir: { tool: string; path: string };
   /** `absolute`: a relative candidate is sent as `<root>/<candidate>` (the raw text, never normalized). */
   paths: "absolute" | "relative";
   /** `chapter`: the server truncates reads the chapter's way, so `truncation.read` applies. */
@@ -23,6 +25,7 @@ export interface McpMapping {
 export const FILESYSTEM_SERVER_MAPPING: McpMapping = {
   read: { tool: "read_text_file", path: "path" },
   write: { tool: "write_file", path: "path", content: "content" },
+  mkdir: { tool: "create_directory", path: "path" },
   paths: "absolute",
   truncation: "none",
 };
@@ -54,7 +57,7 @@ export function parseMapping(text: string, file: string): McpMapping {
     const unknown = Object.keys(record).filter((key) => !keys.includes(key));
     if (unknown.length > 0) fail(`${where} has unknown field ${unknown.join(", ")} (known: ${keys.join(", ")})`);
   };
-  known(root, "the mapping", ["read", "write", "paths", "truncation", "errorText"]);
+  known(root, "the mapping", ["read", "write", "mkdir", "paths", "truncation", "errorText"]);
   const name = (record: Record<string, unknown>, key: string, where: string, fallback: string): string => {
     const value = record[key] ?? fallback;
     return typeof value === "string" && value !== "" ? value : fail(`${where}.${key} must be a non-empty string`);
@@ -68,6 +71,8 @@ export function parseMapping(text: string, file: string): McpMapping {
   known(read, "read", ["tool", "path"]);
   const write = object(root.write ?? {}, "write");
   known(write, "write", ["tool", "path", "content"]);
+  const mkdir = object(root.mkdir ?? {}, "mkdir");
+  known(mkdir, "mkdir", ["tool", "path"]);
   const errorText = root.errorText;
   if (errorText !== undefined) {
     if (typeof errorText !== "string") fail("errorText must be a string (a regular expression)");
@@ -84,6 +89,7 @@ export function parseMapping(text: string, file: string): McpMapping {
       path: name(write, "path", "write", defaults.write.path),
       content: name(write, "content", "write", defaults.write.content),
     },
+    mkdir: { tool: name(mkdir, "tool", "mkdir", defaults.mkdir.tool), path: name(mkdir, "path", "mkdir", defaults.mkdir.path) },
     paths: oneOf("paths", ["absolute", "relative"] as const, defaults.paths),
     truncation: oneOf("truncation", ["chapter", "none"] as const, defaults.truncation),
     ...(errorText === undefined ? {} : { errorText: errorText as string }),

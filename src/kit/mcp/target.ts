@@ -4,7 +4,7 @@
  * server's tools).
  *
  * Promises: `prepare` starts the server once on a scratch directory and checks with `listTools` that
- * the mapped tools exist, throwing an Error that names the missing tool and the ones there are.
+ * the mapped read and write exist (and notes whether its mkdir does), throwing an Error that names the missing tool and the ones there are.
  * During the audit there is one server per workspace root, started at the first call on that root
  * and kept for that root's later cases; a server whose root was removed is closed when the next one
  * starts, and `dispose` closes them all. Properties that cannot apply to a process (`isInside` and
@@ -28,6 +28,8 @@ import type { McpMapping } from "./mapping.js";
 
 export interface McpAuditTarget extends AuditTarget {
   prepare(): Promise<void>;
+  /** The mapping's mkdir tool for a root, when the server listed it at `prepare` (the race calls it). */
+  mkdirTool(root: string): Tool | undefined;
   /** Starts the root's server now rather than at its first call (for a timed run such as a race). */
   start(root: string): Promise<void>;
   dispose(): Promise<void>;
@@ -61,6 +63,7 @@ export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, s
 export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAuditTarget {
   const servers = new Map<string, Promise<McpConnection>>();
   let serverFailure: string | undefined;
+  let listedTools: readonly string[] = [];
   const errorText = mapping.errorText === undefined ? undefined : new RegExp(mapping.errorText);
 
   const requireTools = (connection: McpConnection) => {
@@ -113,8 +116,8 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
     return { ...rest, [names.path]: pathFor(root, path), ...(names.content === undefined ? {} : { [names.content]: content }) };
   };
 
-  const mcpTool = (root: string, name: "read" | "write"): Tool => ({
-    spec: { name, description: `${name} through the MCP tool ${mapping[name].tool}`, inputSchema: schema(name === "read" ? ["path"] : ["path", "content"], {}) },
+  const mcpTool = (root: string, name: "read" | "write" | "mkdir"): Tool => ({
+    spec: { name, description: `${name} through the MCP tool ${mapping[name].tool}`, inputSchema: schema(name === "write" ? ["path", "content"] : ["path"], {}) },
     execute: (input) => call(root, mapping[name].tool, argumentsFor(root, input, mapping[name])),
   });
 
@@ -122,6 +125,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
     label: `mcp: ${words.join(" ")}`,
     notApplicable: notApplicableOverMcp(mapping),
     createWorkspaceTools: (root) => [mcpTool(root, "read"), mcpTool(root, "write"), bashTool(workspaceBoundary(root))],
+    mkdirTool: (root) => (listedTools.includes(mapping.mkdir.tool) ? mcpTool(root, "mkdir") : undefined),
     async start(root) {
       await serverFor(root);
     },
@@ -134,6 +138,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
         const connection = await connectServer(words, scratch);
         try {
           requireTools(connection);
+          listedTools = connection.toolNames;
         } finally {
           await connection.close();
         }

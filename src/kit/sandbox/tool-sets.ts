@@ -9,7 +9,7 @@
  * `verified`, hardlinks refused and no best-effort fallback, so it throws where /proc cannot verify
  * descriptors); `needsProcfs` says which sets a platform without Linux procfs cannot build;
  * `attackedTools` picks out `read` and `write` by their spec names and throws, naming what is
- * missing, when a set lacks one.
+ * missing, when a set lacks one; it picks `mkdir` too when there is one (an MCP server's).
  * Does not promise: that a set defends against anything. The demo and the tables find that out.
  */
 import type { Tool } from "../../gates/tool.js";
@@ -32,10 +32,11 @@ export const TOOL_SETS: ReadonlyMap<string, ToolSet> = new Map(
 
 export const DEFAULT_TOOL_SET = "chapter";
 
-/** The two tools the attack calls: both open a path they checked a moment earlier. */
+/** The tools the attack calls: each opens or makes a path it checked a moment earlier; mkdir only where a target has one. */
 export interface AttackedTools {
   read: Tool;
   write: Tool;
+  mkdir?: Tool;
 }
 
 export function attackedTools(tools: readonly Tool[]): AttackedTools {
@@ -44,5 +45,6 @@ export function attackedTools(tools: readonly Tool[]): AttackedTools {
     if (tool === undefined) throw new Error(`the tool set has no "${name}" tool (it has: ${tools.map((t) => t.spec.name).join(", ")})`);
     return tool;
   };
-  return { read: named("read"), write: named("write") };
+  const mkdir = tools.find((candidate) => candidate.spec.name === "mkdir");
+  return { read: named("read"), write: named("write"), ...(mkdir === undefined ? {} : { mkdir }) };
 }

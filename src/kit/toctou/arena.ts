@@ -4,7 +4,8 @@
  * It is the one swap the kit has: the deterministic demo, the racer thread and the tests' swap
  * scenarios all make this move.
  *
- * Layout, inside a sandbox from audit/sandbox.ts, for a contested name N:
+ * Layout, inside a sandbox from audit/sandbox.ts, for a contested name N (a path under ws/ whose
+ * parents are made as directories; a slash in N is a dash in the parking names):
  *   ws/N                  the occupant: a real directory holding a harmless decoy ws/N/secret.txt
  *                         (the default), a decoy file, or nothing (the name is free)
  *   outside/...           where the symlink points (default outside/dir, the sandbox's canary
@@ -23,7 +24,7 @@
  * Does not promise: to restore the layout; the sandbox is thrown away after the attack.
  */
 import { mkdir, rename, symlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Sandbox } from "../sandbox/sandbox.js";
 
 /** The file name that both the decoy inside and the sandbox's canary in outside/dir carry. */
@@ -53,15 +54,16 @@ export interface Arena {
 }
 
 export async function prepareArena(box: Sandbox, name: string, options: ArenaOptions = {}): Promise<Arena> {
-  const attackerDir = box.scratch;
+  const parked = join(box.scratch, name.replaceAll("/", "-"));
   const arena: Arena = {
     contested: join(box.root, name),
     occupant: options.occupant ?? "directory",
     outsideTarget: options.linkTo ?? join(box.outside, "dir"),
-    parkedLink: join(attackerDir, `${name}.link`),
-    parkedOccupant: join(attackerDir, `${name}.occupant`),
-    evictedPrefix: join(attackerDir, `${name}.evicted-`),
+    parkedLink: `${parked}.link`,
+    parkedOccupant: `${parked}.occupant`,
+    evictedPrefix: `${parked}.evicted-`,
   };
+  await mkdir(dirname(arena.contested), { recursive: true });
   if (arena.occupant === "directory") {
     await mkdir(arena.contested);
     await writeFile(join(arena.contested, TARGET_FILE), DECOY);

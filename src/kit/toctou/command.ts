@@ -126,7 +126,7 @@ async function attackedTarget(target: ToctouTarget): Promise<AttackedTarget> {
   const server = mcpTarget(target.command, target.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(target.mapping));
   await server.prepare();
   return {
-    tools: (root) => server.createWorkspaceTools?.(root) ?? [],
+    tools: (root) => [...(server.createWorkspaceTools?.(root) ?? []), ...[server.mkdirTool(root)].filter((tool) => tool !== undefined)],
     ready: (root) => server.start(root),
     dispose: () => server.dispose(),
   };

@@ -28,7 +28,8 @@ empty files, directories) are reported apart. Everything happens in a fresh temp
 at the end (also on Ctrl-C).
 
   --mode deterministic  the swap happens exactly between check and use, once per tool (default)
-  --mode race           a racer thread flips the directory and the symlink while the tools run
+  --mode race           a racer thread flips directories and files with symlinks to outside while
+                        the tools write new files, overwrite, read and (where there is one) mkdir
   --tools NAME          the tool set to attack: ${[...TOOL_SETS.keys()].join(", ")} (default ${DEFAULT_TOOL_SET})
   --target MODULE       attack the read and write of a module that exports createWorkspaceTools
   --mcp -- COMMAND...   attack the MCP server COMMAND starts, as \`audit --mcp\` does ({root} is

@@ -2,27 +2,34 @@
  * `--mode race`: a real concurrent attacker (racer.ts) against the unmodified tools, bounded by a
  * number of attempts and a number of seconds, whichever ends first.
  *
- * Attempts alternate between the two tools, on one contested directory (arena.ts): odd attempts
- * write race/escape-<n>.txt, even ones read race/secret.txt. Each call runs the tool's full check and
- * use while the racer flips race/ between a real directory and a symlink to outside/dir.
+ * Attempts take the operations in `RACE_OPERATIONS` in turn, each a tool call on a path the racer is
+ * flipping. Through a directory: a new file, a read and a new directory in race/ (a real directory,
+ * or a symlink to outside/dir), an overwrite of over/secret.txt (over/ a real directory, or a symlink
+ * to outside/, whose secret.txt is a canary). Through the leaf itself: a read of leaf/secret.txt (a
+ * file, or a symlink to outside/dir/secret.txt) and an overwrite of leaf/over.txt (a file, or a
+ * symlink to outside/secret.txt). A target that answers with the path it resolved is immune to a
+ * leaf swap and not to a directory swap, so both are raced. An operation whose tool the target lacks
+ * (mkdir, for the chapter's tools) is listed as not applicable, never counted as clean.
  *
- * Promises: an attempt counts as an escape only on evidence, never on the tool's own answer: for
- * write, outside/dir/escape-<n>.txt, or a file under another name there (a write's temporary file left
- * where the race put it), exists with exactly that attempt's bytes; for read, the returned
- * content holds the canary SECRET, which exists only outside the workspace. Every other attempt is
- * counted once as succeeded, refused (`path escapes workspace`) or another error (mostly ENOENT: the
- * call met the instant between two renames). Side effects are counted apart from escapes: once the
- * racer has stopped, every change outside the workspace (side-effects.ts), so a tool that leaks no
- * content but leaves an empty file or a directory outside is seen. The figures are self-consistent:
- * escapes ≤ attempts, the four outcomes add up to the attempts, rate = escapes / attempts (0 when
- * there were no attempts), `firstEscape` is null exactly when there was no escape; the totals are the
- * sums of the per-tool rows. The racer is stopped, and has exited, before this resolves or rejects; an
- * abort of `signal` ends the run after the attempt in flight.
+ * Promises: an attempt counts as an escape only on evidence, never on the tool's own answer: for a
+ * write, a file outside (where the swap sent it, or another beside it: a temporary file left where
+ * the race put it) holds exactly that attempt's bytes; for a read, the returned content holds the
+ * canary SECRET, which exists only outside the workspace; for mkdir, the directory it meant exists in
+ * outside/dir. Every other attempt is counted once as succeeded, refused (`path escapes workspace`)
+ * or another error (mostly ENOENT: the call met the instant between two renames). Side effects are
+ * counted apart from escapes: once the racer has stopped, every change outside the workspace
+ * (side-effects.ts), so a tool that leaks no content but leaves an empty file or a directory outside
+ * is seen. The figures are self-consistent: escapes ≤ attempts, the four outcomes add up to the
+ * attempts, rate = escapes / attempts (0 when there were no attempts), `firstEscape` is null exactly
+ * when there was no escape; the totals are the sums of the per-operation rows. The racer is stopped,
+ * and has exited, before this resolves or rejects; an abort of `signal` ends the run after the
+ * attempt in flight.
  * Does not promise: any escape. It is a race; zero escapes in a budget says nothing about the next one.
- * Side effects are looked for once, at the end: one that was undone before then is not seen.
+ * Side effects are looked for once, at the end: one that was undone before then is not seen, and the
+ * overwritten canary counts once however often it was overwritten.
  */
-import { readFile, readdir } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, readFile, readdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { SECRET, type Sandbox, displayPath } from "../sandbox/sandbox.js";
 import { type Arena, TARGET_FILE, prepareArena } from "./arena.js";
 import { type Racer, type RacerStats, startRacer } from "./racer.js";
@@ -53,6 +60,10 @@ export interface Tally {
 
 export type StopReason = "attempts" | "seconds" | "interrupted" | "racer failed";
 
+/** The calls a race makes, in the order attempts take them: `<operation>.<what the racer swaps>`. */
+export const RACE_OPERATIONS = ["write.directory", "overwrite.directory", "overwrite.leaf", "read.directory", "read.leaf", "mkdir.directory"] as const;
+export type RaceOperation = (typeof RACE_OPERATIONS)[number];
+
 export interface RaceReport {
   mode: "race";
   tools: string;
@@ -62,8 +73,13 @@ export interface RaceReport {
   budget: RaceBudget;
   stoppedBy: StopReason;
   elapsedMs: number;
-  total: Tally & { firstEscape: { attempt: number; elapsedMs: number; tool: "read" | "write" } | null };
-  perTool: { write: Tally; read: Tally };
+  /** Tool calls per second of `elapsedMs`. */
+  callsPerSecond: number;
+  total: Tally & { firstEscape: { attempt: number; elapsedMs: number; operation: RaceOperation } | null };
+  /** One row per operation the target offers, in `RACE_OPERATIONS` order. */
+  perOperation: Partial<Record<RaceOperation, Tally>>;
+  /** The operations the target does not offer, with the reason. */
+  notApplicable: Partial<Record<RaceOperation, string>>;
   /** Everything changed outside the workspace, looked for after the racer stopped. */
   sideEffects: SideEffects;
   racer: { swaps: number; runningMs: number; swapsPerSecond: number; evictions: number; failure: string | null };
@@ -77,34 +93,67 @@ export interface RaceRun {
   narrate: (line: string) => void;
   signal: AbortSignal;
   /** The attacker (default racer.ts's thread); a test puts in one that cannot swap. */
-  startRacer?: (arena: Arena) => Promise<Racer>;
+  startRacer?: (arenas: readonly Arena[]) => Promise<Racer>;
 }
 
-const CONTESTED = "race";
+const CONTESTED_DIRECTORY = "race";
+const OVERWRITTEN_DIRECTORY = "over";
+const LEAF_DIRECTORY = "leaf";
+const OVERWRITTEN_LEAF = "over.txt";
 const PROGRESS_EVERY_MS = 5_000;
+
+/** One operation: the tool it calls, the path it names, and where what it makes lands when it escapes. */
+interface Operation {
+  tool: keyof AttackedTools;
+  /** The path for attempt `n` (`<n>` when narrated). */
+  path: (n: string) => string;
+  /** Below outside/; none for a read, whose evidence is the canary secret in its answer. */
+  lands?: (n: string) => string;
+}
+
+const OPERATIONS: Record<RaceOperation, Operation> = {
+  "write.directory": { tool: "write", path: (n) => `${CONTESTED_DIRECTORY}/escape-${n}.txt`, lands: (n) => `dir/escape-${n}.txt` },
+  "overwrite.directory": { tool: "write", path: () => `${OVERWRITTEN_DIRECTORY}/${TARGET_FILE}`, lands: () => TARGET_FILE },
+  "overwrite.leaf": { tool: "write", path: () => `${LEAF_DIRECTORY}/${OVERWRITTEN_LEAF}`, lands: () => TARGET_FILE },
+  "read.directory": { tool: "read", path: () => `${CONTESTED_DIRECTORY}/${TARGET_FILE}` },
+  "read.leaf": { tool: "read", path: () => `${LEAF_DIRECTORY}/${TARGET_FILE}` },
+  "mkdir.directory": { tool: "mkdir", path: (n) => `${CONTESTED_DIRECTORY}/made-${n}`, lands: (n) => `dir/made-${n}` },
+};
+
+/** The tool an operation calls: `write` for a new file and an overwrite alike. */
+export function raceOperationTool(operation: RaceOperation): keyof AttackedTools {
+  return OPERATIONS[operation].tool;
+}
 
 export async function runRace(run: RaceRun): Promise<RaceReport> {
   const { box, tools, budget, narrate, signal } = run;
-  const arena = await prepareArena(box, CONTESTED);
+  const arenas = await layOutArenas(box);
   const shown = (path: string) => displayPath(box, path);
-  narrate("TOCTOU, race: a racer thread flips a directory and a symlink while the real tools check and use paths.");
+  const offered = RACE_OPERATIONS.filter((operation) => tools[OPERATIONS[operation].tool] !== undefined);
+  const notApplicable = Object.fromEntries(
+    RACE_OPERATIONS.filter((operation) => !offered.includes(operation)).map((operation) => [operation, `the target has no ${OPERATIONS[operation].tool} tool`]),
+  );
+  narrate("TOCTOU, race: a racer thread flips directories, files and symlinks while the real tools check and use paths.");
   narrate(`tool set: ${run.toolsName}; working in ${box.base} (removed at the end)`);
-  narrate(`  ws/${CONTESTED}/ flips between a real directory and a symlink to ${shown(arena.outsideTarget)} (two renames per flip)`);
-  narrate(`  attempts alternate: write ${CONTESTED}/escape-<n>.txt, read ${CONTESTED}/${TARGET_FILE}`);
+  for (const arena of arenas)
+    narrate(`  ${shown(arena.contested)} flips between a real ${arena.occupant} and a symlink to ${shown(arena.outsideTarget)}`);
+  narrate(`  attempts take in turn: ${offered.map((operation) => `${operation} (${OPERATIONS[operation].tool} ${OPERATIONS[operation].path("<n>")})`).join(", ")}`);
+  for (const [operation, reason] of Object.entries(notApplicable)) narrate(`  ${operation}: not applicable, ${reason}`);
   narrate(`  budget: ${budget.attempts} attempts or ${budget.seconds} s, whichever ends first`);
 
-  const tallies = { write: emptyTally(), read: emptyTally() };
+  const tallies = Object.fromEntries(offered.map((operation) => [operation, emptyTally()])) as Partial<Record<RaceOperation, Tally>>;
   const examined = new Set<string>();
   let first: RaceReport["total"]["firstEscape"] = null;
   let attempts = 0;
   let racerStats: RacerStats;
   let endedAt: number;
   let stoppedBy: StopReason | undefined;
-  const racer = await (run.startRacer ?? startRacer)(arena);
+  const racer = await (run.startRacer ?? startRacer)(arenas);
   narrate(`racer started (worker thread ${racer.threadId})`);
   const start = performance.now();
   const deadline = start + budget.seconds * 1_000;
   let nextProgress = start + PROGRESS_EVERY_MS;
+  const escapesSoFar = () => Object.values(tallies).reduce((sum, tally) => sum + tally.escapes, 0);
   const reasonToStop = (now: number): StopReason | undefined => {
     if (attempts >= budget.attempts) return "attempts";
     if (now >= deadline) return "seconds";
@@ -116,13 +165,13 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
     for (let now = performance.now(); (stoppedBy = reasonToStop(now)) === undefined; now = performance.now()) {
       if (now >= nextProgress) {
         nextProgress += PROGRESS_EVERY_MS;
-        narrate(`  ${((now - start) / 1_000).toFixed(0)} s: ${attempts} attempts, ${tallies.write.escapes + tallies.read.escapes} escapes, ${racer.swaps()} swaps`);
+        narrate(`  ${((now - start) / 1_000).toFixed(0)} s: ${attempts} attempts, ${escapesSoFar()} escapes, ${racer.swaps()} swaps`);
       }
+      const operation = offered[attempts % offered.length] as RaceOperation;
       attempts += 1;
-      const tool = attempts % 2 === 1 ? "write" : "read";
-      const tally = tallies[tool];
+      const tally = tallies[operation] as Tally;
       tally.attempts += 1;
-      const { result, escape } = tool === "write" ? await attemptWrite(tools, arena.outsideTarget, attempts, examined) : await attemptRead(tools);
+      const { result, escape } = await attempt(box, tools, operation, attempts, examined);
       if (escape === undefined) {
         countOutcome(tally, result);
         continue;
@@ -131,8 +180,8 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       tally.escapes += 1;
       tally.firstEscape ??= { attempt: tally.attempts, elapsedMs };
       if (first === null) {
-        first = { attempt: attempts, elapsedMs, tool };
-        narrate(`  first escape: attempt ${attempts} (${tool}) after ${elapsedMs.toFixed(1)} ms: ${escape}`);
+        first = { attempt: attempts, elapsedMs, operation };
+        narrate(`  first escape: attempt ${attempts} (${operation}) after ${elapsedMs.toFixed(1)} ms: ${escape}`);
       }
     }
   } finally {
@@ -141,8 +190,9 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
     racerStats = await racer.stop();
   }
   const elapsedMs = endedAt - start;
-  for (const tally of Object.values(tallies)) tally.escapeRate = rate(tally.escapes, tally.attempts);
-  const sum = (count: (tally: Tally) => number) => count(tallies.write) + count(tallies.read);
+  const rows = Object.values(tallies);
+  for (const tally of rows) tally.escapeRate = rate(tally.escapes, tally.attempts);
+  const sum = (count: (tally: Tally) => number) => rows.reduce((total, tally) => total + count(tally), 0);
   const escapes = sum((tally) => tally.escapes);
   narrate(`stopped by ${stoppedBy} after ${(elapsedMs / 1_000).toFixed(1)} s; racer stopped`);
   const sideEffects = await sideEffectsOf(box);
@@ -154,6 +204,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
     budget,
     stoppedBy,
     elapsedMs,
+    callsPerSecond: elapsedMs > 0 ? attempts / (elapsedMs / 1_000) : 0,
     total: {
       attempts,
       escapes,
@@ -163,7 +214,8 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       escapeRate: rate(escapes, attempts),
       firstEscape: first,
     },
-    perTool: tallies,
+    perOperation: tallies,
+    notApplicable,
     sideEffects,
     racer: {
       swaps: racerStats.swaps,
@@ -175,38 +227,63 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   };
 }
 
+/** The two directories and the two leaves the racer flips, each inside the workspace and pointing out. */
+async function layOutArenas(box: Sandbox): Promise<Arena[]> {
+  const outsideDir = join(box.outside, "dir");
+  return [
+    await prepareArena(box, CONTESTED_DIRECTORY, { linkTo: outsideDir }),
+    await prepareArena(box, OVERWRITTEN_DIRECTORY, { linkTo: box.outside }),
+    await prepareArena(box, `${LEAF_DIRECTORY}/${TARGET_FILE}`, { occupant: "file", linkTo: join(outsideDir, TARGET_FILE) }),
+    await prepareArena(box, `${LEAF_DIRECTORY}/${OVERWRITTEN_LEAF}`, { occupant: "file", linkTo: join(box.outside, TARGET_FILE) }),
+  ];
+}
+
 /** What one call answered, and the evidence of an escape when there is some. */
 interface Attempt {
   result: ToolResult;
   escape: string | undefined;
 }
 
+async function attempt(box: Sandbox, tools: AttackedTools, operation: RaceOperation, attempt: number, examined: Set<string>): Promise<Attempt> {
+  const { tool, path, lands } = OPERATIONS[operation];
+  const n = String(attempt);
+  const asked = path(n);
+  if (tool === "read" || lands === undefined) {
+    const result = await tools.read.execute({ path: asked });
+    return { result, escape: result.isError !== true && result.content.includes(SECRET) ? "read returned the canary secret" : undefined };
+  }
+  const landing = join(box.outside, lands(n));
+  if (tool === "mkdir") {
+    const result = await (tools.mkdir as NonNullable<AttackedTools["mkdir"]>).execute({ path: asked });
+    const made = await lstat(landing).then(
+      (stats) => stats.isDirectory(),
+      () => false,
+    );
+    return { result, escape: made ? `${displayPath(box, landing)} is the directory it made` : undefined };
+  }
+  const payload = `attempt ${attempt}: meant for ws/${asked}\n`;
+  const result = await tools.write.execute({ path: asked, content: payload });
+  const landed = await landedOutside(landing, payload, examined);
+  return { result, escape: landed === undefined ? undefined : `${displayPath(box, landed)} holds its ${Buffer.byteLength(payload)} bytes` };
+}
+
 /**
- * Writes a payload unique to this attempt; the evidence is that payload found outside, under its name
- * or under a name not `examined` before (each other file there is read once: what a later attempt
- * leaves is new).
+ * The file holding a write's payload: `landing`, or one beside it under a name not `examined` before
+ * (each other file there is read once: what a later attempt leaves is new).
  */
-async function attemptWrite(tools: AttackedTools, outsideTarget: string, attempt: number, examined: Set<string>): Promise<Attempt> {
-  const name = `escape-${attempt}.txt`;
-  const payload = `attempt ${attempt}: meant for ws/${CONTESTED}/${name}\n`;
-  const result = await tools.write.execute({ path: `${CONTESTED}/${name}`, content: payload });
-  const others = (await readdir(outsideTarget)).filter((entry) => entry !== name && !examined.has(entry));
-  for (const candidate of [name, ...others]) {
+async function landedOutside(landing: string, payload: string, examined: Set<string>): Promise<string | undefined> {
+  const beside = dirname(landing);
+  const others = (await readdir(beside)).map((entry) => join(beside, entry)).filter((entry) => entry !== landing && !examined.has(entry));
+  for (const candidate of [landing, ...others]) {
     examined.add(candidate);
-    const landed = await readFile(join(outsideTarget, candidate), "utf8").catch((error: NodeJS.ErrnoException) => {
-      // ENOENT: not written there; EISDIR: the racer's directories are not payloads.
+    const landed = await readFile(candidate, "utf8").catch((error: NodeJS.ErrnoException) => {
+      // ENOENT: not written there; EISDIR: directories (the racer's, mkdir's, outside/dir) are not payloads.
       if (error.code === "ENOENT" || error.code === "EISDIR") return undefined;
       throw error;
     });
-    if (landed === payload) return { result, escape: `outside/dir/${candidate} holds its ${Buffer.byteLength(payload)} bytes` };
+    if (landed === payload) return candidate;
   }
-  return { result, escape: undefined };
-}
-
-/** Reads the contested file; the evidence is the outside canary's content in the answer. */
-async function attemptRead(tools: AttackedTools): Promise<Attempt> {
-  const result = await tools.read.execute({ path: `${CONTESTED}/${TARGET_FILE}` });
-  return { result, escape: result.isError !== true && result.content.includes(SECRET) ? "read returned the canary secret" : undefined };
+  return undefined;
 }
 
 /** Files an attempt that left no evidence of an escape under what the tool answered. */

@@ -1,18 +1,22 @@
 /**
- * The concurrent attacker of race mode, and the kit's only racer: a worker thread that flips the
- * contested name (arena.ts) between its occupant (a real directory) and the symlink to outside, as
- * fast as renames go, while the tools run on the main thread.
+ * The concurrent attacker of race mode, and the kit's only racer: a worker thread that flips each
+ * contested name (arena.ts) in turn between its occupant and the symlink to outside, as fast as
+ * renames go, while the tools run on the main thread.
  *
- * One flip is two renames (the current occupant to its parking place, the other one into the name), so
- * the name is briefly absent between them: Node has no renameat2(RENAME_EXCHANGE). While it is absent,
- * the write tool's `mkdir -p` may create a fresh directory there; the racer then moves that directory
- * aside (an eviction, counted) and takes the name back.
+ * A directory occupant is flipped in two renames (the current occupant to its parking place, the
+ * other one into the name), so the name is briefly absent between them: Node has no
+ * renameat2(RENAME_EXCHANGE). While it is absent, the write tool's `mkdir -p` may create a fresh
+ * directory there; the racer then moves that directory aside (an eviction, counted) and takes the
+ * name back. A file occupant is parked and the link renamed in the same way; on the way back the
+ * occupant is renamed over the name, replacing whatever stands there, and a fresh link is made for
+ * the next flip. So a target that renames a file of its own over the name (a write by temporary
+ * file, which replaces the link itself) cannot stop the flips: its file is overwritten, not parked.
  *
  * Promises: `startRacer` resolves once the thread is flipping, or rejects (with the thread stopped)
  * when it does not start within 10 s; `stop()` ends the thread, first by asking it to leave its loop
  * and, after 2 s, by terminating it, and resolves only when the thread has exited, so nothing renames
- * in the arena afterwards; calling it again returns the same stats. `swaps` counts completed flips;
- * an unexpected fs error ends the thread and is reported as `failure`.
+ * in the arenas afterwards; calling it again returns the same stats. `swaps` counts completed flips
+ * of all arenas; an unexpected fs error ends the thread and is reported as `failure`.
  * Does not promise: any rate. The thread competes with the tools for this machine's cores.
  *
  * The thread's code is plain CommonJS run with `eval: true` and none of the parent's Node flags, so
@@ -47,41 +51,53 @@ const EVICTIONS = 1;
 const RACER_SOURCE = `
 "use strict";
 const { parentPort, workerData } = require("node:worker_threads");
-const { renameSync } = require("node:fs");
-const { contested, parkedOccupant, parkedLink, evictedPrefix, stopFlag, counters } = workerData;
+const { renameSync, symlinkSync } = require("node:fs");
+const { arenas, stopFlag, counters } = workerData;
 const stop = new Int32Array(stopFlag);
 const count = new BigInt64Array(counters);
 // A directory the write tool made while the name was free makes the rename fail with one of these.
 const OCCUPIED = new Set(["EISDIR", "ENOTEMPTY", "EEXIST", "ENOTDIR"]);
 const MAX_EVICTIONS_PER_MOVE = 100;
 let evicted = 0;
-function occupy(from) {
+function occupy(arena, from) {
   for (let tries = 0; tries < MAX_EVICTIONS_PER_MOVE; tries++) {
     try {
-      renameSync(from, contested);
+      renameSync(from, arena.contested);
       return;
     } catch (error) {
       if (!OCCUPIED.has(error.code)) throw error;
-      renameSync(contested, evictedPrefix + evicted++);
+      renameSync(arena.contested, arena.evictedPrefix + evicted++);
       Atomics.add(count, ${EVICTIONS}, 1n);
     }
   }
-  throw new Error("could not take back " + contested + " after " + MAX_EVICTIONS_PER_MOVE + " evictions");
+  throw new Error("could not take back " + arena.contested + " after " + MAX_EVICTIONS_PER_MOVE + " evictions");
+}
+function flipDirectory(arena, toLink) {
+  renameSync(arena.contested, toLink ? arena.parkedOccupant : arena.parkedLink);
+  occupy(arena, toLink ? arena.parkedLink : arena.parkedOccupant);
+}
+function flipFile(arena, toLink) {
+  if (toLink) {
+    renameSync(arena.contested, arena.parkedOccupant);
+    renameSync(arena.parkedLink, arena.contested);
+  } else {
+    renameSync(arena.parkedOccupant, arena.contested);
+    symlinkSync(arena.outsideTarget, arena.parkedLink);
+  }
 }
 parentPort.postMessage("flipping");
-while (Atomics.load(stop, 0) === 0) {
-  renameSync(contested, parkedOccupant);
-  occupy(parkedLink);
-  Atomics.add(count, ${SWAPS}, 1n);
-  renameSync(contested, parkedLink);
-  occupy(parkedOccupant);
-  Atomics.add(count, ${SWAPS}, 1n);
+for (let toLink = true; Atomics.load(stop, 0) === 0; toLink = !toLink) {
+  for (const arena of arenas) {
+    (arena.occupant === "directory" ? flipDirectory : flipFile)(arena, toLink);
+    Atomics.add(count, ${SWAPS}, 1n);
+  }
 }
 `;
 
-export async function startRacer(arena: Arena): Promise<Racer> {
-  if (arena.occupant === "none") throw new Error("the racer flips an occupant and a symlink; this arena's name has no occupant");
-  const { contested, parkedOccupant, parkedLink, evictedPrefix } = arena;
+export async function startRacer(arenas: readonly Arena[]): Promise<Racer> {
+  if (arenas.length === 0) throw new Error("the racer needs an arena to flip");
+  const free = arenas.find((arena) => arena.occupant === "none");
+  if (free !== undefined) throw new Error(`the racer flips an occupant and a symlink; ${free.contested} has no occupant`);
   const stopFlag = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
   const counters = new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT);
   const stopView = new Int32Array(stopFlag);
@@ -90,7 +106,7 @@ export async function startRacer(arena: Arena): Promise<Racer> {
     eval: true,
     // Not the parent's flags: `--input-type=module` would make the eval'd CommonJS source an ES module.
     execArgv: [],
-    workerData: { contested, parkedOccupant, parkedLink, evictedPrefix, stopFlag, counters },
+    workerData: { arenas, stopFlag, counters },
   });
   let failure: string | null = null;
   let exited = false;

@@ -9,7 +9,7 @@
  * Does not promise: a stable format for machines; use `--json` for that.
  */
 import type { DeterministicReport } from "./deterministic.js";
-import type { RaceReport, Tally } from "./race.js";
+import { RACE_OPERATIONS, type RaceReport, type Tally } from "./race.js";
 import { type SideEffects, describeSideEffects } from "./side-effects.js";
 
 export function percent(rate: number): string {
@@ -44,9 +44,11 @@ export function renderRaceSummary(report: RaceReport): string {
   const firstOf = (tally: Tally) =>
     tally.firstEscape === null ? "none" : `its attempt ${tally.firstEscape.attempt}, at ${tally.firstEscape.elapsedMs.toFixed(1)} ms`;
   const rows: [string, Tally, string][] = [
-    ["write", report.perTool.write, firstOf(report.perTool.write)],
-    ["read", report.perTool.read, firstOf(report.perTool.read)],
-    ["total", total, total.firstEscape === null ? "none" : `attempt ${total.firstEscape.attempt} (${total.firstEscape.tool}), at ${total.firstEscape.elapsedMs.toFixed(1)} ms`],
+    ...RACE_OPERATIONS.flatMap((operation) => {
+      const tally = report.perOperation[operation];
+      return tally === undefined ? [] : [[operation, tally, firstOf(tally)] as [string, Tally, string]];
+    }),
+    ["total", total, total.firstEscape === null ? "none" : `attempt ${total.firstEscape.attempt} (${total.firstEscape.operation}), at ${total.firstEscape.elapsedMs.toFixed(1)} ms`],
   ];
   const columns: [string, number, (tally: Tally) => string][] = [
     ["attempts", 9, (tally) => String(tally.attempts)],
@@ -56,12 +58,14 @@ export function renderRaceSummary(report: RaceReport): string {
     ["refused", 8, (tally) => String(tally.refused)],
     ["other errors", 13, (tally) => String(tally.otherErrors)],
   ];
-  const row = (name: string, cells: string[], last: string) => `  ${name.padEnd(6)} ${cells.map((cell, index) => cell.padStart(columns[index]?.[1] ?? 0)).join(" ")}   ${last}`;
+  const row = (name: string, cells: string[], last: string) => `  ${name.padEnd(19)} ${cells.map((cell, index) => cell.padStart(columns[index]?.[1] ?? 0)).join(" ")}   ${last}`;
   const lines = [
     "",
     `result after ${seconds(report.elapsedMs)} (stopped by ${report.stoppedBy}):`,
-    row("tool", columns.map(([title]) => title), "first escape"),
+    row("operation", columns.map(([title]) => title), "first escape"),
     ...rows.map(([name, tally, first]) => row(name, columns.map(([, , cell]) => cell(tally)), first)),
+    ...Object.entries(report.notApplicable).map(([operation, reason]) => `  ${operation.padEnd(19)} not applicable: ${reason}`),
+    `  calls: ${total.attempts} in ${seconds(report.elapsedMs)} (${Math.round(report.callsPerSecond)} calls/s)`,
     `  racer: ${racer.swaps} swaps in ${seconds(racer.runningMs)} (${Math.round(racer.swapsPerSecond)} swaps/s);`,
     `         ${racer.evictions} directories that write made in the free name were moved aside`,
   ];
@@ -69,11 +73,15 @@ export function renderRaceSummary(report: RaceReport): string {
   lines.push(`content escapes: ${total.escapes} of ${total.attempts} tool calls`, ...sideEffectLines(report.sideEffects));
   if (total.escapes > 0)
     lines.push(
-      `${total.escapes} of ${total.attempts} tool calls escaped. Evidence: each write escape is a file in outside/dir`,
-      "holding that attempt's own bytes; each read escape returned the canary secret.",
+      `${total.escapes} of ${total.attempts} tool calls escaped. Evidence: each write escape is a file outside the`,
+      "workspace holding that attempt's own bytes; each read escape returned the canary secret; each mkdir",
+      "escape is the directory it meant, made outside.",
     );
   if (report.sideEffects.total > 0)
-    lines.push(`${report.sideEffects.total} changes outside the workspace were found after the racer stopped (each write escape is one).`);
+    lines.push(
+      `${report.sideEffects.total} changes outside the workspace were found after the racer stopped (each new file or directory`,
+      "that escaped is one; the overwritten canary is one however often it was hit).",
+    );
   if (total.escapes === 0 && report.sideEffects.total === 0 && total.attempts > 0)
     lines.push(
       `rule of three: 0 escapes in ${total.attempts} calls puts the per-call escape rate below ${percent(3 / total.attempts)} (95 % confidence).`,
