@@ -187,6 +187,8 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expect(tally.escapes + tally.succeeded + tally.refused + tally.otherErrors).toBe(tally.attempts);
     expect(tally.escapeRate).toBe(tally.attempts === 0 ? 0 : tally.escapes / tally.attempts);
     expect(tally.firstEscape === null).toBe(tally.escapes === 0);
+    expect(tally.evidence.length).toBeLessThanOrEqual(Math.min(3, tally.escapes));
+    expect(tally.evidence.length > 0).toBe(tally.escapes > 0);
     if (tally.firstEscape !== null) {
       expect(tally.firstEscape.attempt).toBeGreaterThanOrEqual(1);
       expect(tally.firstEscape.attempt).toBeLessThanOrEqual(tally.attempts);
@@ -226,6 +228,8 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expect(racer.swaps).toBeGreaterThan(0);
     expect(racer.swapsPerSecond).toBeGreaterThan(0);
     expect(racer.failure).toBeNull();
+    for (const operation of RACE_OPERATIONS)
+      for (const evidence of perOperation[operation]?.evidence ?? []) expect(stdout).toContain(`\n  ${operation}: ${evidence}\n`);
     expect(report.callsPerSecond).toBeCloseTo(total.attempts / (report.elapsedMs / 1_000), 6);
     expect(stdout).toContain(`  calls: ${total.attempts} in ${(report.elapsedMs / 1_000).toFixed(1)} s (${Math.round(report.callsPerSecond)} calls/s)\n`);
     expect(code).toBe(total.escapes > 0 || report.sideEffects.total > 0 ? 1 : 0);

@@ -54,8 +54,10 @@ export interface Tally {
   /** Any other error: ENOENT between two renames, ELOOP, a refused hardlink, … */
   otherErrors: number;
   escapeRate: number;
-  /** `attempt` counts attempts of this tool only (for the total: all attempts). */
+  /** `attempt` counts attempts of this operation only (for the total: all attempts). */
   firstEscape: { attempt: number; elapsedMs: number } | null;
+  /** The evidence of the first escapes, each different, at most `EVIDENCE_KEPT` (in the total, after the operation's name): `outside/dir/escape-7.txt holds its 44 bytes`. */
+  evidence: string[];
 }
 
 export type StopReason = "attempts" | "seconds" | "interrupted" | "racer failed";
@@ -101,6 +103,7 @@ const OVERWRITTEN_DIRECTORY = "over";
 const LEAF_DIRECTORY = "leaf";
 const OVERWRITTEN_LEAF = "over.txt";
 const PROGRESS_EVERY_MS = 5_000;
+const EVIDENCE_KEPT = 3;
 
 /** One operation: the tool it calls, the path it names, and where what it makes lands when it escapes. */
 interface Operation {
@@ -143,6 +146,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
 
   const tallies = Object.fromEntries(offered.map((operation) => [operation, emptyTally()])) as Partial<Record<RaceOperation, Tally>>;
   const examined = new Set<string>();
+  const firstEvidence: string[] = [];
   let first: RaceReport["total"]["firstEscape"] = null;
   let attempts = 0;
   let racerStats: RacerStats;
@@ -179,6 +183,8 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       const elapsedMs = performance.now() - start;
       tally.escapes += 1;
       tally.firstEscape ??= { attempt: tally.attempts, elapsedMs };
+      if (tally.evidence.length < EVIDENCE_KEPT && !tally.evidence.includes(escape)) tally.evidence.push(escape);
+      if (firstEvidence.length < EVIDENCE_KEPT) firstEvidence.push(`${operation}: ${escape}`);
       if (first === null) {
         first = { attempt: attempts, elapsedMs, operation };
         narrate(`  first escape: attempt ${attempts} (${operation}) after ${elapsedMs.toFixed(1)} ms: ${escape}`);
@@ -213,6 +219,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       otherErrors: sum((tally) => tally.otherErrors),
       escapeRate: rate(escapes, attempts),
       firstEscape: first,
+      evidence: firstEvidence,
     },
     perOperation: tallies,
     notApplicable,
@@ -294,7 +301,7 @@ function countOutcome(tally: Tally, result: ToolResult): void {
 }
 
 function emptyTally(): Tally {
-  return { attempts: 0, escapes: 0, succeeded: 0, refused: 0, otherErrors: 0, escapeRate: 0, firstEscape: null };
+  return { attempts: 0, escapes: 0, succeeded: 0, refused: 0, otherErrors: 0, escapeRate: 0, firstEscape: null, evidence: [] };
 }
 
 function rate(escapes: number, attempts: number): number {

@@ -70,7 +70,11 @@ export function renderRaceSummary(report: RaceReport): string {
     `         ${racer.evictions} directories that write made in the free name were moved aside`,
   ];
   if (racer.failure !== null) lines.push(`  the racer failed: ${racer.failure}; the figures cover the time it ran`);
-  lines.push(`content escapes: ${total.escapes} of ${total.attempts} tool calls`, ...sideEffectLines(report.sideEffects));
+  lines.push(
+    `content escapes: ${total.escapes} of ${total.attempts} tool calls`,
+    ...RACE_OPERATIONS.flatMap((operation) => (report.perOperation[operation]?.evidence ?? []).map((evidence) => `  ${operation}: ${evidence}`)),
+    ...sideEffectLines(report.sideEffects),
+  );
   if (total.escapes > 0)
     lines.push(
       `${total.escapes} of ${total.attempts} tool calls escaped. Evidence: each write escape is a file outside the`,
