@@ -67,6 +67,17 @@ describe("a module whose workspacePath never settles", () => {
   }, CHILD_TIMEOUT_MS);
 });
 
+describe("sandboxes kept from property to property", () => {
+  it("are all removed when the audit ends, passed or failed", async () => {
+    for (const [name, module] of [["passes", "src/tools/workspace-tools.ts"], ["fails", "fixtures/vulnerable/similar-prefix.ts"]] as const) {
+      const child = await bin(`kept-${name}`, ["audit", module, "--only", "containment.read,containment.write,fields.rootFromInput", "--runs", "10", "--seed", "1"]);
+      const { code } = await child.exit;
+      expect(code, child.stderr()).toBe(name === "passes" ? 0 : 1);
+      expect(await sandboxesIn(child.tmp)).toEqual([]);
+    }
+  });
+});
+
 describe("Ctrl-C", () => {
   it("prints what ran so far, removes every sandbox, and exits 130", async () => {
     const json = join(scratch, "interrupted.json");

@@ -1,6 +1,7 @@
-// Sharding: `--shard K/N` runs disjoint blocks of each property's cases that add up to the unsharded
-// run (the same cases, none twice, none lost), and `merge` turns the shards' reports into that run's
-// verdict and case count.
+// The budget: `--time` shares its seconds among the properties that run, each taking an equal part of
+// what the ones before it left; `--shard K/N` runs disjoint blocks of each property's cases that add up
+// to the unsharded run (the same cases, none twice, none lost), and `merge` turns the shards' reports
+// into that run's verdict and case count.
 import fc from "fast-check";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,8 +14,36 @@ import type { JsonReport } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { parseShard, shardBlock } from "../src/kit/audit/shard.js";
 import { referenceTarget } from "../src/kit/audit/target.js";
+import { timeShares } from "../src/kit/audit/command.js";
 
 const scratch = useScratch("workspace-gates-shard-test-");
+
+describe("the time budget's shares", () => {
+  it("gives each property an equal part of what the ones before it left, never less than nothing", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 100_000 }), fc.array(fc.integer({ min: 0, max: 60_000 }), { minLength: 1, maxLength: 40 }), (totalMs, spentMs) => {
+        const shares = timeShares(totalMs, spentMs.length);
+        let left = totalMs;
+        spentMs.forEach((spent, index) => {
+          const share = shares.next();
+          expect(share).toBeCloseTo(left / (spentMs.length - index), 6);
+          expect(share).toBeGreaterThanOrEqual(0);
+          shares.spent(spent);
+          left = Math.max(0, left - spent);
+        });
+      }),
+    );
+  });
+
+  it("hands the time a fast property left to the next, and takes a slow one's overrun from it", () => {
+    const shares = timeShares(40_000, 4);
+    expect(shares.next()).toBe(10_000);
+    shares.spent(1_000);
+    expect(shares.next()).toBe(13_000);
+    shares.spent(25_000);
+    expect(shares.next()).toBe(7_000);
+  });
+});
 
 describe("shard blocks", () => {
   it("cover every case of the budget exactly once, for any budget and shard count", () => {

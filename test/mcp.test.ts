@@ -1,6 +1,6 @@
 // `audit --mcp`: the mapping file, the server's command line, the adapter proven against the direct audit
 // (own tools and a kill-matrix fork served over MCP), exit 2 for servers that cannot be judged, no process left.
-import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -185,6 +185,39 @@ describeNeeding(LINUX_PROCFS, "a server's processes", () => {
     const left = (await processTree(process.pid)).filter((member) => !before.has(member.pid) && member.pid !== process.pid);
     const alive = await Promise.all(left.map(stillRunning));
     expect(left.filter((_member, index) => alive[index])).toEqual([]);
+  });
+
+  it("keep a server whose root is missing for a moment (a root alias made anew), and close it once the root's folder is gone", { timeout: 60_000 }, async () => {
+    const starts = join(scratch, "starts.log");
+    // Each start of the server appends a line: the count of lines is the count of starts.
+    const counted = ["sh", "-c", `echo started >> '${starts}'; exec "$@"`, "sh", ...served("reference")];
+    const target: McpAuditTarget = mcpTarget(counted, await readMapping(MAPPING_FILE));
+    const startCount = async () => (await readFile(starts, "utf8")).split("\n").filter((line) => line !== "").length;
+    const folder = await realpath(await mkdtemp(join(scratch, "box-")));
+    const alias = join(folder, "alias");
+    const writeIn = async (root: string) => {
+      const [, write] = target.createWorkspaceTools?.(root) ?? [];
+      expect(await write?.execute({ path: "f.txt", content: "x" })).toMatchObject({ isError: false });
+    };
+    try {
+      await mkdir(join(folder, "ws"));
+      await symlink(join(folder, "ws"), alias);
+      await writeIn(alias);
+      await rm(alias);
+      const other = await realpath(await mkdtemp(join(scratch, "other-")));
+      await writeIn(other);
+      await symlink(join(folder, "ws"), alias);
+      await writeIn(alias);
+      expect(await startCount(), "the alias's server was kept while the alias was away").toBe(2);
+      await rm(folder, { recursive: true });
+      await writeIn(await realpath(await mkdtemp(join(scratch, "third-"))));
+      await mkdir(join(folder, "ws"), { recursive: true });
+      await symlink(join(folder, "ws"), alias);
+      await writeIn(alias);
+      expect(await startCount(), "a server whose root's folder went was closed, and starts anew").toBe(4);
+    } finally {
+      await target.dispose();
+    }
   });
 
   it("are one per root and all gone after the audit target is disposed", { timeout: 60_000 }, async () => {

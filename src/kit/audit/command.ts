@@ -2,10 +2,12 @@
  * `workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]`: every property
  * against an implementation.
  *
- * The budget is time by default (`DEFAULT_TIME_SECONDS`, shared equally by the properties, each first
- * running the cases `--runs 50` gives it; a property capped by `maxRuns`, like the 10 s timeout case,
- * runs its cases on top); `--runs N` asks for exactly N cases per property instead, for replays and
- * for shards that must add up to one run (`--shard K/N`, shard.ts).
+ * The budget is time by default (`DEFAULT_TIME_SECONDS`, shared by the properties that run, each
+ * taking an equal share of what those before it left, and each first running the cases `--runs 50`
+ * gives it; a property capped by `maxRuns`, like the 10 s timeout case, runs its cases on top);
+ * `--runs N` asks for exactly N cases per property instead, for replays and for shards that must add
+ * up to one run (`--shard K/N`, shard.ts). Sandboxes that reset cleanly are kept from one property to
+ * the next (with an MCP target's servers on their roots) and removed when the audit ends.
  *
  * Promises: exit 0 when every guarantee was checked and holds (known limits may fail; texts that
  * differ from the chapter's fail only with `--conformance`), 1 when any fails, 2 when the audit cannot
@@ -27,12 +29,12 @@ import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs
 import { guardInterrupts } from "../toctou/interrupt.js";
 import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
-import { closeSandboxes } from "./property.js";
+import { closeSandboxes, disposeSandboxes } from "./property.js";
 import { progressOn } from "./progress.js";
 import { type AuditReport, type ReplayPrefix, type TargetWords, failsRun, renderText, toJson } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import type { AuditProperty } from "./property.js";
-import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, runProperty } from "./run.js";
+import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, runProperty } from "./run.js";
 import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "./shard.js";
 import { type AuditTarget, UnusableTarget, loadTarget, referenceTarget } from "./target.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
@@ -59,7 +61,7 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --mapping FILE
                which MCP tools play read and write (default: those of
                @modelcontextprotocol/server-filesystem; format in docs/contract.md)
-  --time S     seconds of cases, shared by the properties, each running at least the
+  --time S     seconds of cases, shared by the properties that run, each running at least the
                cases of --runs ${DEFAULT_RUNS} (default ${DEFAULT_TIME_SECONDS}; the one-case timeout property adds 10 s)
   --runs N     exactly N generated cases per property instead (some properties scale it down)
   --shard K/N  run the K-th of N disjoint blocks of cases (merge the reports with
@@ -176,7 +178,8 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
     results: [],
   };
   const selected = PROPERTIES.filter((property) => options.only === undefined || options.only.includes(property.id));
-  const timed = selected.filter((property) => property.maxRuns === undefined).length;
+  const isTimed = (property: AuditProperty<unknown>) => property.maxRuns === undefined && notRun(property, target) === undefined;
+  const shares = timeShares(options.time * 1_000, selected.filter(isTimed).length);
   const progress = progressOn(io);
   const aborted = new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined), { once: true }));
   try {
@@ -184,10 +187,10 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
       if (signal.aborted) break;
       const runs = Math.max(1, Math.round((options.runs ?? DEFAULT_RUNS) * (property.budgetScale ?? 1)));
       progress.start(index, selected.length, property.id);
-      const common = { seed: options.seed, timeoutMs: options.timeoutMs, onCase: (started: number) => progress.atCase(started, runs) };
+      const common = { seed: options.seed, timeoutMs: options.timeoutMs, onCase: (started: number) => progress.atCase(started, runs), keepSandboxes: true };
       const result: PropertyResult | undefined = await Promise.race([
         options.runs === undefined
-          ? runWithinTime(property, target, { ...common, firstRun: options.shard === undefined ? 0 : timedShardStart(options.shard), runs }, (options.time * 1_000) / Math.max(1, timed))
+          ? runWithinTime(property, target, { ...common, firstRun: options.shard === undefined ? 0 : timedShardStart(options.shard), runs }, shares.next())
           : runProperty(property, target, {
               ...common,
               ...shardBlock(runs, options.shard ?? { index: 1, count: 1 }),
@@ -196,14 +199,34 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
         aborted,
       ]);
       if (result === undefined) break;
+      if (isTimed(property)) shares.spent(result.timeMs);
       report.results.push(result);
       progress.done(index, selected.length, result);
     }
   } finally {
     progress.end();
+    // An interrupted audit leaves a case running: closeSandboxes waits for it before removing.
+    if (!signal.aborted) await disposeSandboxes();
   }
   if (signal.aborted) report.interrupted = messageOf(signal.reason);
   return report;
+}
+
+/**
+ * The `--time` budget among the properties that run and are not capped: each one's share is an equal
+ * part of what the ones before it left, so a property done early leaves its time to the rest, and one
+ * that overran its share (its floor of cases took longer) takes it from them.
+ */
+export function timeShares(totalMs: number, properties: number): { next(): number; spent(ms: number): void } {
+  let leftMs = totalMs;
+  let left = properties;
+  return {
+    next: () => leftMs / Math.max(1, left),
+    spent(ms) {
+      left -= 1;
+      leftMs = Math.max(0, leftMs - ms);
+    },
+  };
 }
 
 /**

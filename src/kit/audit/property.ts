@@ -12,7 +12,8 @@
  *   and stays safe, so it fails the audit only when asked (`--conformance`).
  * A property that cannot judge this target (`notApplicable` answers why) is reported as such, apart
  * from one skipped for a missing export.
- * Every property works in its own sandbox, removed afterwards, so properties can run in parallel.
+ * Every case works in a sandbox of its own: a fresh one, or one whose reset proved it as new (also
+ * across properties, when the runner keeps them), so cases can run in parallel.
  */
 import { dirname } from "node:path";
 import type fc from "fast-check";
@@ -108,11 +109,13 @@ const runningCases = new Set<Promise<void>>();
 const CLOSE_GRACE_MS = 2_000;
 
 /**
- * Removes every sandbox: those kept for reuse and those a hung case still holds (its call may answer
- * later; it then finds its sandbox gone). The runner calls it when a property is done.
+ * Removes every sandbox: those kept for reuse (unless `keepIdle`) and those a hung case still holds
+ * (its call may answer later; it then finds its sandbox gone). The runner calls it when a property is
+ * done; the audit keeps the idle ones from property to property (a reset proves them as new, as it
+ * does between cases) and removes them at its end.
  */
-export async function disposeSandboxes(): Promise<void> {
-  const all = [...[...idleSandboxes.values()].flatMap((idle) => idle.splice(0)), ...busySandboxes];
+export async function disposeSandboxes({ keepIdle = false }: { keepIdle?: boolean } = {}): Promise<void> {
+  const all = [...(keepIdle ? [] : [...idleSandboxes.values()].flatMap((idle) => idle.splice(0))), ...busySandboxes];
   for (const box of all) removed.add(box);
   busySandboxes.clear();
   await Promise.all(all.map((box) => box.dispose()));

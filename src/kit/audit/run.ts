@@ -5,7 +5,8 @@
  * given seed and budget, and a failure carries the shrunk counterexample (rendered for a reader), the
  * reason, and the seed and path that replay exactly that case. A case that does not answer within
  * `timeoutMs` fails as a hang, with that case (unshrunk) as the counterexample, rather than stalling
- * the audit; the sandbox it held is removed when the property is done.
+ * the audit; the sandbox it held is removed when the property is done, and so are the others unless
+ * the caller keeps them for its next run.
  * Does not promise: isolation from a target that corrupts process state (a fork that `chdir`s or
  * patches globals affects later properties).
  */
@@ -26,6 +27,11 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Called as each case starts, with how many have started (shrinking included). */
   onCase?: (started: number) => void;
+  /**
+   * Keep the sandboxes that reset cleanly for the next run (and an MCP target's servers on their
+   * roots with them); the caller removes them with `disposeSandboxes()` when it is done.
+   */
+  keepSandboxes?: boolean;
 }
 
 /**
@@ -54,16 +60,22 @@ export interface PropertyResult {
 // tool hangs (a FIFO read without O_NONBLOCK) fails instead of stalling the audit.
 export const DEFAULT_CASE_TIMEOUT_MS = 60_000;
 
-export async function runProperty<T>(property: AuditProperty<T>, target: AuditTarget, options: RunOptions): Promise<PropertyResult> {
-  const common = { id: property.id, gate: property.gate, kind: property.kind, title: property.title, seed: options.seed };
+/** Why a property checks nothing against a target, or undefined when it runs. */
+export function notRun(property: AuditProperty<unknown>, target: AuditTarget): { status: "not-applicable"; reason: string } | { status: "skipped"; missing: string[] } | undefined {
   // Before the missing exports: what the target says cannot apply to its kind (a process has no
   // isInside) is not applicable, not skipped.
   const inapplicable = target.notApplicable?.get(property.id);
-  if (inapplicable !== undefined) return { ...common, status: "not-applicable", runs: 0, timeMs: 0, reason: inapplicable };
+  if (inapplicable !== undefined) return { status: "not-applicable", reason: inapplicable };
   const missing = property.needs.filter((name) => target[name] === undefined);
-  if (missing.length > 0) return { ...common, status: "skipped", runs: 0, timeMs: 0, missing };
+  if (missing.length > 0) return { status: "skipped", missing };
   const notApplicable = property.notApplicable?.(target);
-  if (notApplicable !== undefined) return { ...common, status: "not-applicable", runs: 0, timeMs: 0, reason: notApplicable };
+  return notApplicable === undefined ? undefined : { status: "not-applicable", reason: notApplicable };
+}
+
+export async function runProperty<T>(property: AuditProperty<T>, target: AuditTarget, options: RunOptions): Promise<PropertyResult> {
+  const common = { id: property.id, gate: property.gate, kind: property.kind, title: property.title, seed: options.seed };
+  const unchecked = notRun(property as AuditProperty<unknown>, target);
+  if (unchecked !== undefined) return { ...common, ...unchecked, runs: 0, timeMs: 0 };
   const timeoutMs = options.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS;
   let started = 0;
   let hung = false;
@@ -86,7 +98,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       ...(options.path === undefined ? (options.firstRun ? { path: String(options.firstRun) } : {}) : { path: options.path }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
     })
-    .finally(disposeSandboxes);
+    .finally(() => disposeSandboxes({ keepIdle: options.keepSandboxes === true }));
   const timeMs = Math.round(performance.now() - startedAt);
   if (!details.failed) return { ...common, status: "passed", runs: details.numRuns, timeMs };
   const [value] = details.counterexample ?? [];

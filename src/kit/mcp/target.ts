@@ -6,8 +6,8 @@
  * Promises: `prepare` starts the server once on a scratch directory and checks with `listTools` that
  * the mapped read and write exist (and notes whether its mkdir does), throwing an Error that names the missing tool and the ones there are.
  * During the audit there is one server per workspace root, started at the first call on that root
- * and kept for that root's later cases; a server whose root was removed is closed when the next one
- * starts, and `dispose` closes them all. Properties that cannot apply to a process (`isInside` and
+ * and kept for that root's later cases; a server whose root's folder was removed (its sandbox is gone)
+ * is closed when the next one starts, and `dispose` closes them all. Properties that cannot apply to a process (`isInside` and
  * `workspacePath` are not exported, fs faults cannot be injected, inputs JSON cannot carry, the
  * chapter's messages and, unless the mapping says so, its truncation) are listed in
  * `notApplicable` with the reason. A server that fails during the audit is kept in `serverFailure`,
@@ -17,7 +17,7 @@
  */
 import { access, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { schema } from "../../gates/schema.js";
 import type { Tool, ToolResult } from "../../gates/tool.js";
 import { workspaceBoundary } from "../../gates/workspace-path.js";
@@ -72,9 +72,11 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
         throw new McpServerError(`the MCP server has no tool "${tool}" (the mapping's ${role}.tool); it has: ${connection.toolNames.join(", ") || "none"}`);
   };
 
+  // A root can be missing for a moment (a case's root alias is made anew, a sequence swaps the root);
+  // the folder it lives in goes only with its sandbox.
   const closeStale = async () => {
     for (const [root, server] of servers) {
-      const gone = await access(root).then(
+      const gone = await access(dirname(root)).then(
         () => false,
         () => true,
       );
