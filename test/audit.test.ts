@@ -1,13 +1,15 @@
 // `workspace-gates audit` end to end: every guarantee on the reference and on the verified tools, the
 // classic mistakes caught, replay commands that reproduce the shrunk case, and the fork baseline.
 import fc from "fast-check";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
+import { disposeSandboxes } from "../src/kit/audit/property.js";
 import { type AuditTarget, referenceTarget } from "../src/kit/audit/target.js";
 import { cli as runCli, useScratch } from "./support/cli.js";
 
@@ -50,6 +52,32 @@ describeNeeding(LINUX_PROCFS, "the audit on the verified tools (src/verified/con
     expect(report.target).toBe("src/verified/contract.ts");
     expect(report.results.map((result) => [result.id, result.status])).toEqual(PROPERTIES.map((property) => [property.id, "passed"]));
     expect(stdout).toMatch(/^workspacePath\s+limits\.hardlink\s+passed \(limit closed\)\s/m);
+  });
+});
+
+describe("sandboxes kept between runs", () => {
+  it("are reused by the next run, not made anew, and removed only when disposed", async () => {
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = await mkdtemp(join(tmpdir(), "workspace-gates-kept-"));
+    const made = async () => (await readdir(process.env.TMPDIR as string)).filter((name) => name.startsWith("workspace-gates-audit-")).sort();
+    try {
+      const property = PROPERTIES.find((candidate) => candidate.id === "truncation.read");
+      if (property === undefined) throw new Error("no truncation.read");
+      const reference = await referenceTarget();
+      expect((await runProperty(property, reference, { seed: 1, runs: 5, keepSandboxes: true })).status).toBe("passed");
+      const first = await made();
+      expect(first.length).toBeGreaterThan(0);
+      expect((await runProperty(property, reference, { seed: 1, runs: 5, firstRun: 5, keepSandboxes: true })).status).toBe("passed");
+      expect(await made(), "the second run made no sandbox of its own").toEqual(first);
+      await disposeSandboxes();
+      expect(await made()).toEqual([]);
+      expect((await runProperty(property, reference, { seed: 1, runs: 5 })).status).toBe("passed");
+      expect(await made(), "a run that keeps nothing leaves nothing").toEqual([]);
+    } finally {
+      await rm(process.env.TMPDIR as string, { recursive: true, force: true });
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
   });
 });
 

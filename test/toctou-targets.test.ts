@@ -137,5 +137,6 @@ describe("a race that did not race", () => {
     expect(raceExitCode(report(5, null), control(3))).toBe(0);
     expect(raceExitCode(report(5, null))).toBe(0);
     expect(raceExitCode(report(5, null, 2), control(0))).toBe(1);
+    expect(raceExitCode(report(5, "ENOENT", 2)), "evidence found before the racer failed").toBe(1);
   });
 });

@@ -312,6 +312,20 @@ describe("the racer", () => {
     }
   });
 
+  it("keeps flipping a file whose name a target removed (to write it anew), instead of failing", async () => {
+    const arena = await prepareArena(box, "leaf/kept.txt", { occupant: "file", linkTo: join(box.outside, "dir", "secret.txt") });
+    const racer = await startRacer([arena]);
+    try {
+      await until(() => racer.swaps() > 0, 10_000);
+      for (let removed = 0; removed < 200; removed += 1) await fsPromises.rm(arena.contested, { force: true });
+      const seenAfter = racer.swaps();
+      await until(() => racer.swaps() > seenAfter + 10 || racer.failure() !== null, 10_000);
+      expect(racer.failure()).toBeNull();
+    } finally {
+      expect((await racer.stop()).failure).toBeNull();
+    }
+  });
+
   it("refuses an arena whose name has no occupant to flip", async () => {
     const arena = await prepareArena(box, "free", { occupant: "none" });
     await expect(startRacer([arena])).rejects.toThrow(`${arena.contested} has no occupant`);

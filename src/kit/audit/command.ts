@@ -205,8 +205,9 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
     }
   } finally {
     progress.end();
-    // An interrupted audit leaves a case running: closeSandboxes waits for it before removing.
-    if (!signal.aborted) await disposeSandboxes();
+    // Every kept sandbox goes now, before the report is printed: an interrupted audit may be killed
+    // while it prints. closeSandboxes also lets the case still running end first, and refuses new ones.
+    await (signal.aborted ? closeSandboxes() : disposeSandboxes());
   }
   if (signal.aborted) report.interrupted = messageOf(signal.reason);
   return report;

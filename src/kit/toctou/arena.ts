@@ -14,7 +14,7 @@
  *   scratch/N.occupant    where the occupant waits while the symlink stands in its place
  *   scratch/N.evicted-K   directories a write tool made at ws/N while the name was free (race only)
  * The attacker's parking lot is the sandbox's unwatched scratch directory beside the workspace, not in
- * it, so the workspace holds nothing but the contested name, and the canary check sees only what the
+ * it, so the workspace holds nothing but the contested names, and the canary check sees only what the
  * tools did outside.
  *
  * Promises: after `prepareArena`, ws/N is the occupant, whose realpath is inside the workspace, so

@@ -169,7 +169,8 @@ export function raceIneffective(report: RaceReport, control: ControlRace | undef
  * race that could not have won proves nothing, however clean), and 0 only for a race that could win.
  */
 export function raceExitCode(report: RaceReport, control?: ControlRace): number {
-  if (report.racer.failure !== null) return 2;
+  // Evidence found before the racer failed is still evidence.
   if (report.total.escapes > 0 || report.sideEffects.total > 0) return 1;
+  if (report.racer.failure !== null) return 2;
   return raceIneffective(report, control) === undefined ? 0 : 2;
 }

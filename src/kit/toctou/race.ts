@@ -7,9 +7,11 @@
  * or a symlink to outside/dir), an overwrite of over/secret.txt (over/ a real directory, or a symlink
  * to outside/, whose secret.txt is a canary). Through the leaf itself: a read of leaf/secret.txt (a
  * file, or a symlink to outside/dir/secret.txt) and an overwrite of leaf/over.txt (a file, or a
- * symlink to outside/secret.txt). A target that answers with the path it resolved is immune to a
- * leaf swap and not to a directory swap, so both are raced. An operation whose tool the target lacks
- * (mkdir, for the chapter's tools) is listed as not applicable, never counted as clean.
+ * symlink to outside/secret.txt). The two swaps catch different mistakes: a directory swap wins
+ * against any check by path followed by a use by path; a leaf swap wins only against a use that
+ * follows a final symlink (a read that opens the path, a write into the file), and loses to a write
+ * that renames a temporary file over the name, which replaces the link. An operation whose tool the
+ * target lacks (mkdir, for the chapter's tools) is listed as not applicable, never counted as clean.
  *
  * Promises: an attempt counts as an escape only on evidence, never on the tool's own answer: for a
  * write, a file outside (where the swap sent it, or another beside it: a temporary file left where
@@ -105,14 +107,12 @@ const OVERWRITTEN_LEAF = "over.txt";
 const PROGRESS_EVERY_MS = 5_000;
 const EVIDENCE_KEPT = 3;
 
-/** One operation: the tool it calls, the path it names, and where what it makes lands when it escapes. */
-interface Operation {
-  tool: keyof AttackedTools;
-  /** The path for attempt `n` (`<n>` when narrated). */
-  path: (n: string) => string;
-  /** Below outside/; none for a read, whose evidence is the canary secret in its answer. */
-  lands?: (n: string) => string;
-}
+/**
+ * One operation: the tool it calls, the path for attempt `n` (`<n>` when narrated), and, for what
+ * makes something, where it lands below outside/ when it escapes (a read's evidence is the canary
+ * secret in its answer).
+ */
+type Operation = { tool: "read"; path: (n: string) => string } | { tool: "write" | "mkdir"; path: (n: string) => string; lands: (n: string) => string };
 
 const OPERATIONS: Record<RaceOperation, Operation> = {
   "write.directory": { tool: "write", path: (n) => `${CONTESTED_DIRECTORY}/escape-${n}.txt`, lands: (n) => `dir/escape-${n}.txt` },
@@ -184,7 +184,8 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       tally.escapes += 1;
       tally.firstEscape ??= { attempt: tally.attempts, elapsedMs };
       if (tally.evidence.length < EVIDENCE_KEPT && !tally.evidence.includes(escape)) tally.evidence.push(escape);
-      if (firstEvidence.length < EVIDENCE_KEPT) firstEvidence.push(`${operation}: ${escape}`);
+      const told = `${operation}: ${escape}`;
+      if (firstEvidence.length < EVIDENCE_KEPT && !firstEvidence.includes(told)) firstEvidence.push(told);
       if (first === null) {
         first = { attempt: attempts, elapsedMs, operation };
         narrate(`  first escape: attempt ${attempts} (${operation}) after ${elapsedMs.toFixed(1)} ms: ${escape}`);
@@ -252,15 +253,15 @@ interface Attempt {
 }
 
 async function attempt(box: Sandbox, tools: AttackedTools, operation: RaceOperation, attempt: number, examined: Set<string>): Promise<Attempt> {
-  const { tool, path, lands } = OPERATIONS[operation];
+  const call = OPERATIONS[operation];
   const n = String(attempt);
-  const asked = path(n);
-  if (tool === "read" || lands === undefined) {
+  const asked = call.path(n);
+  if (call.tool === "read") {
     const result = await tools.read.execute({ path: asked });
     return { result, escape: result.isError !== true && result.content.includes(SECRET) ? "read returned the canary secret" : undefined };
   }
-  const landing = join(box.outside, lands(n));
-  if (tool === "mkdir") {
+  const landing = join(box.outside, call.lands(n));
+  if (call.tool === "mkdir") {
     const result = await (tools.mkdir as NonNullable<AttackedTools["mkdir"]>).execute({ path: asked });
     const made = await lstat(landing).then(
       (stats) => stats.isDirectory(),

@@ -10,7 +10,8 @@
  * name back. A file occupant is parked and the link renamed in the same way; on the way back the
  * occupant is renamed over the name, replacing whatever stands there, and a fresh link is made for
  * the next flip. So a target that renames a file of its own over the name (a write by temporary
- * file, which replaces the link itself) cannot stop the flips: its file is overwritten, not parked.
+ * file, which replaces the link itself) cannot stop the flips: its file is overwritten, not parked;
+ * and one that removed the file leaves a free name, where a fresh decoy is parked.
  *
  * Promises: `startRacer` resolves once the thread is flipping, or rejects (with the thread stopped)
  * when it does not start within 10 s; `stop()` ends the thread, first by asking it to leave its loop
@@ -24,7 +25,7 @@
  * worker and whatever `--input-type` the parent was started with.
  */
 import { Worker } from "node:worker_threads";
-import type { Arena } from "./arena.js";
+import { type Arena, DECOY } from "./arena.js";
 
 export interface RacerStats {
   swaps: number;
@@ -51,8 +52,8 @@ const EVICTIONS = 1;
 const RACER_SOURCE = `
 "use strict";
 const { parentPort, workerData } = require("node:worker_threads");
-const { renameSync, symlinkSync } = require("node:fs");
-const { arenas, stopFlag, counters } = workerData;
+const { renameSync, symlinkSync, writeFileSync } = require("node:fs");
+const { arenas, decoy, stopFlag, counters } = workerData;
 const stop = new Int32Array(stopFlag);
 const count = new BigInt64Array(counters);
 // A directory the write tool made while the name was free makes the rename fail with one of these.
@@ -78,7 +79,13 @@ function flipDirectory(arena, toLink) {
 }
 function flipFile(arena, toLink) {
   if (toLink) {
-    renameSync(arena.contested, arena.parkedOccupant);
+    try {
+      renameSync(arena.contested, arena.parkedOccupant);
+    } catch (error) {
+      // A target that removed the file (to write it anew) left the name free: park a fresh decoy.
+      if (error.code !== "ENOENT") throw error;
+      writeFileSync(arena.parkedOccupant, decoy);
+    }
     renameSync(arena.parkedLink, arena.contested);
   } else {
     renameSync(arena.parkedOccupant, arena.contested);
@@ -106,7 +113,7 @@ export async function startRacer(arenas: readonly Arena[]): Promise<Racer> {
     eval: true,
     // Not the parent's flags: `--input-type=module` would make the eval'd CommonJS source an ES module.
     execArgv: [],
-    workerData: { arenas, stopFlag, counters },
+    workerData: { arenas, decoy: DECOY, stopFlag, counters },
   });
   let failure: string | null = null;
   let exited = false;

@@ -67,7 +67,7 @@ export function renderRaceSummary(report: RaceReport): string {
     ...Object.entries(report.notApplicable).map(([operation, reason]) => `  ${operation.padEnd(19)} not applicable: ${reason}`),
     `  calls: ${total.attempts} in ${seconds(report.elapsedMs)} (${Math.round(report.callsPerSecond)} calls/s)`,
     `  racer: ${racer.swaps} swaps in ${seconds(racer.runningMs)} (${Math.round(racer.swapsPerSecond)} swaps/s);`,
-    `         ${racer.evictions} directories that write made in the free name were moved aside`,
+    `         ${racer.evictions} directories a tool made in a free contested name were moved aside`,
   ];
   if (racer.failure !== null) lines.push(`  the racer failed: ${racer.failure}; the figures cover the time it ran`);
   lines.push(
