@@ -31,7 +31,11 @@ describe("docs/contract.md", () => {
 
   it("shows the mapping file with the defaults the code fills in", () => {
     const example = /### The mapping file[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)?.[1];
-    expect(parseMapping(example ?? "", "docs/contract.md")).toEqual({ ...FILESYSTEM_SERVER_MAPPING, errorText: "^Error:" });
+    expect(parseMapping(example ?? "", "docs/contract.md")).toEqual({
+      ...FILESYSTEM_SERVER_MAPPING,
+      mkdir: { ...FILESYSTEM_SERVER_MAPPING.mkdir, named: true },
+      errorText: "^Error:",
+    });
   });
 
   it("lists every operation the TOCTOU race makes, in the order it makes them", () => {

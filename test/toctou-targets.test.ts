@@ -1,7 +1,7 @@
 // `toctou` on any target: a module (--target), an MCP server (--mcp) through the audit's client, and a
 // race that did not race (no swap, or a control that never escaped) is exit 2, never 0.
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -78,6 +78,25 @@ describe("toctou on any target", () => {
     const escaped = (report?.total.escapes ?? 0) > 0 || (report?.sideEffects.total ?? 0) > 0;
     const controlEscaped = (report?.control.escapes ?? 0) > 0 || (report?.control.sideEffects ?? 0) > 0;
     expect(code).toBe(escaped ? 1 : controlEscaped ? 0 : 2);
+  });
+
+  it("--mcp refuses a mapping that names a mkdir the server lacks (a misspelt name), exit 2, and races without one it did not name", { timeout: 60_000 }, async () => {
+    const mappings = await mkdtemp(join(tmpdir(), "toctou-mapping-"));
+    try {
+      const served = JSON.parse(await readFile("fixtures/mcp/tools-server.json", "utf8")) as Record<string, unknown>;
+      const misspelt = join(mappings, "misspelt.json");
+      await writeFile(misspelt, JSON.stringify({ ...served, mkdir: { tool: "make_dir" } }));
+      const refused = await cli(["toctou", "--attempts", "12", "--mapping", misspelt, "--mcp", "--", ...SERVED_CHAPTER]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/the MCP server has no tool "make_dir" \(the mapping's mkdir\.tool\); it has: read, write, mkdir/);
+      const { mkdir: _named, ...unnamed } = served;
+      const left = join(mappings, "unnamed.json");
+      await writeFile(left, JSON.stringify(unnamed));
+      const { report } = await toctou<RaceReport>("--attempts", "12", "--seconds", "30", "--mapping", left, "--mcp", "--", ...SERVED_CHAPTER);
+      expect(report?.notApplicable).toEqual({ "mkdir.directory": "the target has no mkdir tool" });
+    } finally {
+      await rm(mappings, { recursive: true, force: true });
+    }
   });
 
   it("says deterministic mode is not applicable over MCP, exit 2", async () => {

@@ -12,8 +12,11 @@ import { readFile } from "node:fs/promises";
 export interface McpMapping {
   read: { tool: string; path: string };
   write: { tool: string; path: string; content: string };
-  /** Raced by `toctou` when the server lists it; the audit does not call it. */
-  mkdir: { tool: string; path: string };
+  /**
+   * Raced by `toctou` when the server lists it; the audit does not call it. `named`: the mapping file
+   * names it, so a server without it is an error, as for read and write, not a tool it lacks.
+   */
+  mkdir: { tool: string; path: string; named: boolean };
   /** `absolute`: a relative candidate is sent as `<root>/<candidate>` (the raw text, never normalized). */
   paths: "absolute" | "relative";
   /** `chapter`: the server truncates reads the chapter's way, so `truncation.read` applies. */
@@ -25,7 +28,7 @@ export interface McpMapping {
 export const FILESYSTEM_SERVER_MAPPING: McpMapping = {
   read: { tool: "read_text_file", path: "path" },
   write: { tool: "write_file", path: "path", content: "content" },
-  mkdir: { tool: "create_directory", path: "path" },
+  mkdir: { tool: "create_directory", path: "path", named: false },
   paths: "absolute",
   truncation: "none",
 };
@@ -89,7 +92,7 @@ export function parseMapping(text: string, file: string): McpMapping {
       path: name(write, "path", "write", defaults.write.path),
       content: name(write, "content", "write", defaults.write.content),
     },
-    mkdir: { tool: name(mkdir, "tool", "mkdir", defaults.mkdir.tool), path: name(mkdir, "path", "mkdir", defaults.mkdir.path) },
+    mkdir: { tool: name(mkdir, "tool", "mkdir", defaults.mkdir.tool), path: name(mkdir, "path", "mkdir", defaults.mkdir.path), named: root.mkdir !== undefined },
     paths: oneOf("paths", ["absolute", "relative"] as const, defaults.paths),
     truncation: oneOf("truncation", ["chapter", "none"] as const, defaults.truncation),
     ...(errorText === undefined ? {} : { errorText: errorText as string }),

@@ -4,7 +4,8 @@
  * server's tools).
  *
  * Promises: `prepare` starts the server once on a scratch directory and checks with `listTools` that
- * the mapped read and write exist (and notes whether its mkdir does), throwing an Error that names the missing tool and the ones there are.
+ * the mapped read and write exist (and mkdir, when the mapping file names it; otherwise it notes
+ * whether the default one does), throwing an Error that names the missing tool and the ones there are.
  * During the audit there is one server per workspace root, started at the first call on that root
  * and kept for that root's later cases; a server whose root's folder was removed (its sandbox is gone)
  * is closed when the next one starts, and `dispose` closes them all. Properties that cannot apply to a process (`isInside` and
@@ -66,8 +67,9 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
   let listedTools: readonly string[] = [];
   const errorText = mapping.errorText === undefined ? undefined : new RegExp(mapping.errorText);
 
+  const required = [["read", mapping.read.tool], ["write", mapping.write.tool], ...(mapping.mkdir.named ? [["mkdir", mapping.mkdir.tool] as const] : [])] as const;
   const requireTools = (connection: McpConnection) => {
-    for (const [role, tool] of [["read", mapping.read.tool], ["write", mapping.write.tool]] as const)
+    for (const [role, tool] of required)
       if (!connection.toolNames.includes(tool))
         throw new McpServerError(`the MCP server has no tool "${tool}" (the mapping's ${role}.tool); it has: ${connection.toolNames.join(", ") || "none"}`);
   };
