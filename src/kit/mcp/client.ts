@@ -159,11 +159,16 @@ export async function stillRunning({ pid, start }: ProcessId): Promise<boolean> 
   return stat !== undefined && stat.start === start && stat.state !== "Z";
 }
 
+/** How long `close` waits for a killed process to be gone: a loaded machine may not run it at once. */
+const DEATH_WAIT_MS = 5_000;
+
 async function killIfStillRunning(process_: ProcessId): Promise<void> {
   if (!(await stillRunning(process_))) return;
   try {
     process.kill(process_.pid, "SIGKILL");
   } catch {
-    // Gone in between: what we wanted.
+    return; // Gone in between: what we wanted.
   }
+  // SIGKILL is delivered when the process next runs; close promises it is gone, not only signalled.
+  for (let waited = 0; waited < DEATH_WAIT_MS && (await stillRunning(process_)); waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
 }
