@@ -7,11 +7,11 @@
  * the mapped read and write exist (and mkdir, when the mapping file names it; otherwise it notes
  * whether the default one does), throwing an Error that names the missing tool and the ones there are.
  * During the audit there is one server per workspace root, started at the first call on that root
- * and kept for that root's later cases; a server whose root's folder was removed (its sandbox is gone)
- * is closed when the next one starts, and `dispose` closes them all. Properties that cannot apply to a process (`isInside` and
- * `workspacePath` are not exported, fs faults cannot be injected, inputs JSON cannot carry, the
- * chapter's messages and, unless the mapping says so, its truncation) are listed in
- * `notApplicable` with the reason. A server that fails during the audit is kept in `serverFailure`,
+ * and kept for that root's later cases; a server whose root's folder was removed (its sandbox is
+ * gone) is closed when the next one starts, and `dispose` closes them all. Properties that cannot
+ * apply to a process (`isInside` and `workspacePath` are not exported, fs faults cannot be injected,
+ * inputs JSON cannot carry, the chapter's messages and, unless the mapping says so, its truncation)
+ * are listed in `notApplicable` with the reason. A server that fails during the audit is kept in `serverFailure`,
  * and the audit cannot end green (see command.ts).
  * Does not promise: to send a path the way every agent would; the mapping says how (absolute paths
  * are the root and the candidate joined by "/", never normalized, so the server meets `..` itself).
