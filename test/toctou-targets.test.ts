@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
 import { type ControlRace, raceExitCode, raceIneffective } from "../src/kit/toctou/command.js";
-import { RACE_OPERATIONS, type RaceReport, runRace } from "../src/kit/toctou/race.js";
+import { RACE_OPERATIONS, type RaceOperation, type RaceReport, runRace } from "../src/kit/toctou/race.js";
 import type { Racer } from "../src/kit/toctou/racer.js";
 import { createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
@@ -120,7 +120,7 @@ describe("a race that did not race", () => {
   it("a whole race with a racer that cannot swap ends in exit 2, even for tools that would pass clean", async () => {
     const box = await createSandbox("toctou-stuck-racer-");
     try {
-      const stuck: Racer = { threadId: 0, swaps: () => 0, failure: () => null, stop: async () => ({ swaps: 0, evictions: 0, runningMs: 1_000, failure: null }) };
+      const stuck: Racer = { threadId: 0, swaps: () => 0, failure: () => null, stop: async () => ({ swaps: 0, swapsPerArena: [0, 0, 0, 0], evictions: 0, runningMs: 1_000, failure: null }) };
       const verified = TOOL_SETS.get("verified");
       if (verified === undefined) throw new Error("no verified tool set");
       const report = await runRace({
@@ -141,8 +141,8 @@ describe("a race that did not race", () => {
     }
   });
 
-  const report = (swaps: number, failure: string | null, escapes = 0) =>
-    ({ total: { escapes }, sideEffects: { total: escapes }, racer: { swaps, runningMs: 1_000, swapsPerSecond: swaps, evictions: 0, failure } }) as unknown as RaceReport;
+  const report = (swaps: number, failure: string | null, escapes = 0, perOperation: Partial<Record<RaceOperation, { attempts: number; swaps: number }>> = {}) =>
+    ({ total: { escapes }, perOperation, sideEffects: { total: escapes }, racer: { swaps, runningMs: 1_000, swapsPerSecond: swaps, evictions: 0, failure } }) as unknown as RaceReport;
   const control = (escapes: number): ControlRace => ({ tools: "chapter", attempts: 100, escapes, sideEffects: escapes, swaps: 50 });
 
   it("is exit 2, never a clean 0, when the racer made no swap or failed, or the control did not escape", () => {
@@ -150,6 +150,10 @@ describe("a race that did not race", () => {
     expect(raceExitCode(report(5, "EPERM"))).toBe(2);
     expect(raceExitCode(report(5, null), control(0))).toBe(2);
     expect(raceIneffective(report(5, null), control(0))).toMatch(/the control \(the chapter tools, whose window is known\) did not escape/);
+    // Swaps of one name prove nothing about an operation whose path goes through another.
+    const oneNameOnly = report(5, null, 0, { "read.directory": { attempts: 10, swaps: 5 }, "read.leaf": { attempts: 10, swaps: 0 } });
+    expect(raceIneffective(oneNameOnly, control(3))).toBe("the racer never swapped the name that read.leaf goes through");
+    expect(raceExitCode(oneNameOnly, control(3))).toBe(2);
   });
 
   it("is 0 only for a clean race that could win, and 1 on evidence whatever the control showed", () => {

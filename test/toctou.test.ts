@@ -226,6 +226,13 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
       .map((first) => first.elapsedMs);
     expect(total.firstEscape?.elapsedMs).toBe(earliest.length === 0 ? undefined : Math.min(...earliest));
     expect(racer.swaps).toBeGreaterThan(0);
+    expect(total.swaps).toBe(racer.swaps);
+    // Every name an operation goes through was flipped, and each counts only its own flips.
+    for (const tally of rows) {
+      expect(tally.swaps).toBeGreaterThan(0);
+      expect(tally.swaps).toBeLessThan(racer.swaps);
+    }
+    expect(perOperation["read.directory"]?.swaps).toBe(perOperation["write.directory"]?.swaps);
     expect(racer.swapsPerSecond).toBeGreaterThan(0);
     expect(racer.failure).toBeNull();
     for (const operation of RACE_OPERATIONS)

@@ -159,6 +159,8 @@ async function raceControl(budget: RaceBudget, narrate: (line: string) => void, 
 /** Why a race cannot support a clean verdict, if it cannot: no swap, or a control that never escaped. */
 export function raceIneffective(report: RaceReport, control: ControlRace | undefined): string | undefined {
   if (report.racer.swaps === 0) return "the racer made no swap";
+  const unswapped = Object.entries(report.perOperation).find(([, tally]) => tally.attempts > 0 && tally.swaps === 0);
+  if (unswapped !== undefined) return `the racer never swapped the name that ${unswapped[0]} goes through`;
   if (control !== undefined && control.escapes === 0 && control.sideEffects === 0)
     return `the control (the ${control.tools} tools, whose window is known) did not escape in the same budget`;
   return undefined;

@@ -33,7 +33,7 @@
 import { lstat, readFile, readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SECRET, type Sandbox, displayPath } from "../sandbox/sandbox.js";
-import { type Arena, TARGET_FILE, prepareArena } from "./arena.js";
+import { type Arena, type Occupant, TARGET_FILE, prepareArena } from "./arena.js";
 import { type Racer, type RacerStats, startRacer } from "./racer.js";
 import type { ToolResult } from "../../gates/tool.js";
 import { type SideEffects, sideEffectsOf } from "./side-effects.js";
@@ -55,6 +55,8 @@ export interface Tally {
   refused: number;
   /** Any other error: ENOENT between two renames, ELOOP, a refused hardlink, … */
   otherErrors: number;
+  /** The racer's flips of the name this operation's path goes through, over the run (the total: all flips). */
+  swaps: number;
   escapeRate: number;
   /** `attempt` counts attempts of this operation only (for the total: all attempts). */
   firstEscape: { attempt: number; elapsedMs: number } | null;
@@ -100,27 +102,32 @@ export interface RaceRun {
   startRacer?: (arenas: readonly Arena[]) => Promise<Racer>;
 }
 
-const CONTESTED_DIRECTORY = "race";
-const OVERWRITTEN_DIRECTORY = "over";
-const LEAF_DIRECTORY = "leaf";
-const OVERWRITTEN_LEAF = "over.txt";
+/** The names the racer flips, what stands there, and where the link leads (below outside/). */
+const CONTESTED = {
+  race: { occupant: "directory", linkTo: "dir" },
+  over: { occupant: "directory", linkTo: "." },
+  [`leaf/${TARGET_FILE}`]: { occupant: "file", linkTo: `dir/${TARGET_FILE}` },
+  "leaf/over.txt": { occupant: "file", linkTo: TARGET_FILE },
+} as const satisfies Record<string, { occupant: Occupant; linkTo: string }>;
+type Contested = keyof typeof CONTESTED;
+const CONTESTED_NAMES = Object.keys(CONTESTED) as Contested[];
 const PROGRESS_EVERY_MS = 5_000;
 const EVIDENCE_KEPT = 3;
 
 /**
- * One operation: the tool it calls, the path for attempt `n` (`<n>` when narrated), and, for what
- * makes something, where it lands below outside/ when it escapes (a read's evidence is the canary
- * secret in its answer).
+ * One operation: the tool it calls, the contested name its path goes through, the path for attempt
+ * `n` (`<n>` when narrated), and, for what makes something, where it lands below outside/ when it
+ * escapes (a read's evidence is the canary secret in its answer).
  */
-type Operation = { tool: "read"; path: (n: string) => string } | { tool: "write" | "mkdir"; path: (n: string) => string; lands: (n: string) => string };
+type Operation = { contests: Contested; path: (n: string) => string } & ({ tool: "read" } | { tool: "write" | "mkdir"; lands: (n: string) => string });
 
 const OPERATIONS: Record<RaceOperation, Operation> = {
-  "write.directory": { tool: "write", path: (n) => `${CONTESTED_DIRECTORY}/escape-${n}.txt`, lands: (n) => `dir/escape-${n}.txt` },
-  "overwrite.directory": { tool: "write", path: () => `${OVERWRITTEN_DIRECTORY}/${TARGET_FILE}`, lands: () => TARGET_FILE },
-  "overwrite.leaf": { tool: "write", path: () => `${LEAF_DIRECTORY}/${OVERWRITTEN_LEAF}`, lands: () => TARGET_FILE },
-  "read.directory": { tool: "read", path: () => `${CONTESTED_DIRECTORY}/${TARGET_FILE}` },
-  "read.leaf": { tool: "read", path: () => `${LEAF_DIRECTORY}/${TARGET_FILE}` },
-  "mkdir.directory": { tool: "mkdir", path: (n) => `${CONTESTED_DIRECTORY}/made-${n}`, lands: (n) => `dir/made-${n}` },
+  "write.directory": { tool: "write", contests: "race", path: (n) => `race/escape-${n}.txt`, lands: (n) => `dir/escape-${n}.txt` },
+  "overwrite.directory": { tool: "write", contests: "over", path: () => `over/${TARGET_FILE}`, lands: () => TARGET_FILE },
+  "overwrite.leaf": { tool: "write", contests: "leaf/over.txt", path: () => "leaf/over.txt", lands: () => TARGET_FILE },
+  "read.directory": { tool: "read", contests: "race", path: () => `race/${TARGET_FILE}` },
+  "read.leaf": { tool: "read", contests: `leaf/${TARGET_FILE}`, path: () => `leaf/${TARGET_FILE}` },
+  "mkdir.directory": { tool: "mkdir", contests: "race", path: (n) => `race/made-${n}`, lands: (n) => `dir/made-${n}` },
 };
 
 /** The tool an operation calls: `write` for a new file and an overwrite alike. */
@@ -199,6 +206,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   const elapsedMs = endedAt - start;
   const rows = Object.values(tallies);
   for (const tally of rows) tally.escapeRate = rate(tally.escapes, tally.attempts);
+  for (const operation of offered) (tallies[operation] as Tally).swaps = racerStats.swapsPerArena[CONTESTED_NAMES.indexOf(OPERATIONS[operation].contests)] ?? 0;
   const sum = (count: (tally: Tally) => number) => rows.reduce((total, tally) => total + count(tally), 0);
   const escapes = sum((tally) => tally.escapes);
   narrate(`stopped by ${stoppedBy} after ${(elapsedMs / 1_000).toFixed(1)} s; racer stopped`);
@@ -218,6 +226,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       succeeded: sum((tally) => tally.succeeded),
       refused: sum((tally) => tally.refused),
       otherErrors: sum((tally) => tally.otherErrors),
+      swaps: racerStats.swaps,
       escapeRate: rate(escapes, attempts),
       firstEscape: first,
       evidence: firstEvidence,
@@ -235,15 +244,11 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   };
 }
 
-/** The two directories and the two leaves the racer flips, each inside the workspace and pointing out. */
+/** The arenas of `CONTESTED`, in its order: each inside the workspace, its link pointing out. */
 async function layOutArenas(box: Sandbox): Promise<Arena[]> {
-  const outsideDir = join(box.outside, "dir");
-  return [
-    await prepareArena(box, CONTESTED_DIRECTORY, { linkTo: outsideDir }),
-    await prepareArena(box, OVERWRITTEN_DIRECTORY, { linkTo: box.outside }),
-    await prepareArena(box, `${LEAF_DIRECTORY}/${TARGET_FILE}`, { occupant: "file", linkTo: join(outsideDir, TARGET_FILE) }),
-    await prepareArena(box, `${LEAF_DIRECTORY}/${OVERWRITTEN_LEAF}`, { occupant: "file", linkTo: join(box.outside, TARGET_FILE) }),
-  ];
+  const arenas: Arena[] = [];
+  for (const name of CONTESTED_NAMES) arenas.push(await prepareArena(box, name, { occupant: CONTESTED[name].occupant, linkTo: join(box.outside, CONTESTED[name].linkTo) }));
+  return arenas;
 }
 
 /** What one call answered, and the evidence of an escape when there is some. */
@@ -302,7 +307,7 @@ function countOutcome(tally: Tally, result: ToolResult): void {
 }
 
 function emptyTally(): Tally {
-  return { attempts: 0, escapes: 0, succeeded: 0, refused: 0, otherErrors: 0, escapeRate: 0, firstEscape: null, evidence: [] };
+  return { attempts: 0, escapes: 0, succeeded: 0, refused: 0, otherErrors: 0, swaps: 0, escapeRate: 0, firstEscape: null, evidence: [] };
 }
 
 function rate(escapes: number, attempts: number): number {

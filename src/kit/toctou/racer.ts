@@ -17,7 +17,8 @@
  * when it does not start within 10 s; `stop()` ends the thread, first by asking it to leave its loop
  * and, after 2 s, by terminating it, and resolves only when the thread has exited, so nothing renames
  * in the arenas afterwards; calling it again returns the same stats. `swaps` counts completed flips
- * of all arenas; an unexpected fs error ends the thread and is reported as `failure`.
+ * of all arenas, `swapsPerArena` those of each; an unexpected fs error ends the thread and is
+ * reported as `failure`.
  * Does not promise: any rate. The thread competes with the tools for this machine's cores.
  *
  * The thread's code is plain CommonJS run with `eval: true` and none of the parent's Node flags, so
@@ -29,6 +30,8 @@ import { type Arena, DECOY } from "./arena.js";
 
 export interface RacerStats {
   swaps: number;
+  /** Flips of each arena, in the order `startRacer` was given them; they add up to `swaps`. */
+  swapsPerArena: number[];
   evictions: number;
   runningMs: number;
   /** The error that ended the thread early, or null when it ran until stopped. */
@@ -48,6 +51,8 @@ const START_TIMEOUT_MS = 10_000;
 const STOP_GRACE_MS = 2_000;
 const SWAPS = 0;
 const EVICTIONS = 1;
+/** Counter of arena i: `FIRST_ARENA + i`. */
+const FIRST_ARENA = 2;
 
 const RACER_SOURCE = `
 "use strict";
@@ -94,10 +99,11 @@ function flipFile(arena, toLink) {
 }
 parentPort.postMessage("flipping");
 for (let toLink = true; Atomics.load(stop, 0) === 0; toLink = !toLink) {
-  for (const arena of arenas) {
+  arenas.forEach((arena, index) => {
     (arena.occupant === "directory" ? flipDirectory : flipFile)(arena, toLink);
+    Atomics.add(count, ${FIRST_ARENA} + index, 1n);
     Atomics.add(count, ${SWAPS}, 1n);
-  }
+  });
 }
 `;
 
@@ -106,7 +112,7 @@ export async function startRacer(arenas: readonly Arena[]): Promise<Racer> {
   const free = arenas.find((arena) => arena.occupant === "none");
   if (free !== undefined) throw new Error(`the racer flips an occupant and a symlink; ${free.contested} has no occupant`);
   const stopFlag = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
-  const counters = new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT);
+  const counters = new SharedArrayBuffer((FIRST_ARENA + arenas.length) * BigInt64Array.BYTES_PER_ELEMENT);
   const stopView = new Int32Array(stopFlag);
   const countView = new BigInt64Array(counters);
   const worker = new Worker(RACER_SOURCE, {
@@ -139,6 +145,7 @@ export async function startRacer(arenas: readonly Arena[]): Promise<Racer> {
         await exit;
         return {
           swaps: racer.swaps(),
+          swapsPerArena: arenas.map((_, index) => Number(Atomics.load(countView, FIRST_ARENA + index))),
           evictions: Number(Atomics.load(countView, EVICTIONS)),
           runningMs: performance.now() - started,
           failure,

@@ -57,6 +57,7 @@ export function renderRaceSummary(report: RaceReport): string {
     ["succeeded", 10, (tally) => String(tally.succeeded)],
     ["refused", 8, (tally) => String(tally.refused)],
     ["other errors", 13, (tally) => String(tally.otherErrors)],
+    ["swaps", 8, (tally) => String(tally.swaps)],
   ];
   const row = (name: string, cells: string[], last: string) => `  ${name.padEnd(19)} ${cells.map((cell, index) => cell.padStart(columns[index]?.[1] ?? 0)).join(" ")}   ${last}`;
   const lines = [
