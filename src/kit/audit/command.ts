@@ -178,8 +178,8 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
     results: [],
   };
   const selected = PROPERTIES.filter((property) => options.only === undefined || options.only.includes(property.id));
-  const isTimed = (property: AuditProperty<unknown>) => property.maxRuns === undefined && notRun(property, target) === undefined;
-  const shares = timeShares(options.time * 1_000, selected.filter(isTimed).length);
+  const timed = new Set(selected.filter((property) => property.maxRuns === undefined && notRun(property, target) === undefined));
+  const shares = timeShares(options.time * 1_000, timed.size);
   const progress = progressOn(io);
   const aborted = new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined), { once: true }));
   try {
@@ -199,7 +199,7 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
         aborted,
       ]);
       if (result === undefined) break;
-      if (isTimed(property)) shares.spent(result.timeMs);
+      if (timed.has(property)) shares.spent(result.timeMs);
       report.results.push(result);
       progress.done(index, selected.length, result);
     }

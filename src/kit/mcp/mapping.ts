@@ -1,6 +1,6 @@
 /**
- * Which MCP tools play the audit's `read` and `write` (and the race's `mkdir`), and how to talk to them (docs/contract.md,
- * "Auditing an MCP server", documents the file format).
+ * Which MCP tools play the audit's `read` and `write` (and the race's `mkdir`), and how to talk to
+ * them (docs/contract.md, "Auditing an MCP server", documents the file format).
  *
  * Promises: `parseMapping` accepts exactly the documented JSON shape and otherwise throws an Error
  * naming the file and the field that breaks the rule; what it returns is complete (defaults filled

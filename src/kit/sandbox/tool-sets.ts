@@ -40,11 +40,12 @@ export interface AttackedTools {
 }
 
 export function attackedTools(tools: readonly Tool[]): AttackedTools {
+  const find = (name: string) => tools.find((candidate) => candidate.spec.name === name);
   const named = (name: string) => {
-    const tool = tools.find((candidate) => candidate.spec.name === name);
+    const tool = find(name);
     if (tool === undefined) throw new Error(`the tool set has no "${name}" tool (it has: ${tools.map((t) => t.spec.name).join(", ")})`);
     return tool;
   };
-  const mkdir = tools.find((candidate) => candidate.spec.name === "mkdir");
+  const mkdir = find("mkdir");
   return { read: named("read"), write: named("write"), ...(mkdir === undefined ? {} : { mkdir }) };
 }

@@ -204,9 +204,12 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
     racerStats = await racer.stop();
   }
   const elapsedMs = endedAt - start;
+  for (const operation of offered) {
+    const tally = tallies[operation] as Tally;
+    tally.escapeRate = rate(tally.escapes, tally.attempts);
+    tally.swaps = racerStats.swapsPerArena[CONTESTED_NAMES.indexOf(OPERATIONS[operation].contests)] ?? 0;
+  }
   const rows = Object.values(tallies);
-  for (const tally of rows) tally.escapeRate = rate(tally.escapes, tally.attempts);
-  for (const operation of offered) (tallies[operation] as Tally).swaps = racerStats.swapsPerArena[CONTESTED_NAMES.indexOf(OPERATIONS[operation].contests)] ?? 0;
   const sum = (count: (tally: Tally) => number) => rows.reduce((total, tally) => total + count(tally), 0);
   const escapes = sum((tally) => tally.escapes);
   narrate(`stopped by ${stoppedBy} after ${(elapsedMs / 1_000).toFixed(1)} s; racer stopped`);
