@@ -307,24 +307,19 @@ const ONE_PROBE_PER_TREE = new Map<string, fc.Arbitrary<unknown>>([
   [faultsTools.id, faultCases({ maxProbes: 1 })],
 ]);
 
+/** Issue 16's goal for the tree-based properties, beside ten times the one-probe-per-tree form. */
+const TREE_CASES_PER_SECOND = 1_000;
+
 /** Cases judged per second: a probe of a tree-based property is one case, as one run used to be. */
 async function casesPerSecond(property: AuditProperty<unknown>, target: AuditTarget, runs: number): Promise<{ rate: number; cases: number; status: string }> {
-  let cases = 0;
-  const counted: AuditProperty<unknown> = {
-    ...property,
-    check: (checked, value) => {
-      cases += (value as { probes?: readonly unknown[] } | null)?.probes?.length ?? 1;
-      return property.check(checked, value);
-    },
-  };
   // As the audit's time budget runs them: a first block warms the sandboxes (and an MCP target's
   // servers) up, and the next block of the same stream, in the same sandboxes, is the one measured.
   // A property capped by maxRuns (one slow case) has no second block: its one case is measured.
   const warm = property.maxRuns === undefined;
   try {
     if (warm) await runProperty(property, target, { seed: 1, runs, keepSandboxes: true });
-    const result = await runProperty(counted, target, { seed: 1, runs, firstRun: warm ? runs : 0, keepSandboxes: true });
-    return { rate: (cases / Math.max(result.timeMs, 1)) * 1_000, cases, status: result.status };
+    const result = await runProperty(property, target, { seed: 1, runs, firstRun: warm ? runs : 0, keepSandboxes: true });
+    return { rate: (result.cases / Math.max(result.timeMs, 1)) * 1_000, cases: result.cases, status: result.status };
   } finally {
     await disposeSandboxes();
   }
@@ -358,9 +353,11 @@ const auditSection: Section = {
     try {
       await overMcp.prepare();
       for (const property of PROPERTIES) {
-        const runs = Math.min(property.maxRuns ?? Infinity, Math.max(5, Math.round(40 * (property.budgetScale ?? 1))));
-        const now = await casesPerSecond(property, reference, runs);
         const oneProbe = ONE_PROBE_PER_TREE.get(property.id);
+        const scaled = Math.min(property.maxRuns ?? Infinity, Math.max(5, Math.round(40 * (property.budgetScale ?? 1))));
+        // In process, the two forms of a tree-based property run as many trees each, whatever its scale.
+        const runs = oneProbe === undefined ? scaled : 40;
+        const now = await casesPerSecond(property, reference, runs);
         const before = oneProbe === undefined ? undefined : await onDisk(() => casesPerSecond({ ...property, arbitrary: oneProbe }, reference, runs));
         rows.push({
           section: "audit",
@@ -371,11 +368,11 @@ const auditSection: Section = {
             : {
                 bare: { label: "one probe per tree, on disk", value: before.rate, unit: "cases/s" as const },
                 ratio: now.rate / Math.max(before.rate, 1e-9),
-                target: { text: "≥ 10×", holds: now.rate >= 10 * before.rate },
+                target: { text: `≥ 10×, ≥ ${TREE_CASES_PER_SECOND} cases/s`, holds: now.rate >= 10 * before.rate && now.rate >= TREE_CASES_PER_SECOND },
               }),
           note: `${now.cases} cases, ${now.status}${before === undefined ? "" : `; before: ${before.cases} cases, ${before.status}`}`,
         });
-        const mcp = await casesPerSecond(property, overMcp, runs);
+        const mcp = await casesPerSecond(property, overMcp, scaled);
         if (mcp.status === "not-applicable") continue;
         rows.push({
           section: "audit",
@@ -399,12 +396,14 @@ const SUITE_COMMANDS = [
   { label: "npm run audit", command: "npm", args: ["run", "audit"] },
 ] as const;
 
-function wallTime(command: string, args: readonly string[]): Promise<{ ms: number; exitCode: number | null }> {
+function wallTime(command: string, args: readonly string[]): Promise<{ ms: number; exitCode: number | null; stdout: string }> {
   const started = performance.now();
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: "ignore" });
+    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "ignore"] });
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.on("error", reject);
-    child.on("close", (exitCode) => resolvePromise({ ms: performance.now() - started, exitCode }));
+    child.on("close", (exitCode) => resolvePromise({ ms: performance.now() - started, exitCode, stdout }));
   });
 }
 
@@ -416,11 +415,14 @@ const suiteSection: Section = {
       // One run each: they take a minute or more, and the bench must stay under three minutes.
       const runs = [await wallTime(command, args)];
       const failed = runs.find((run) => run.exitCode !== 0);
+      // The audit's own count of what its budget judged (report.ts), for the ≥ 50,000 cases of issue 16.
+      const judged = runs[0]?.stdout.match(/^judged: .*$/m)?.[0];
+      const notes = [...(failed === undefined ? [] : [`exited with ${failed.exitCode}`]), ...(judged === undefined ? [] : [judged])];
       rows.push({
         section: "suite",
         measure: `${label}: wall time`,
         gated: { value: median(runs.map((run) => run.ms)) / 1_000, unit: "s" },
-        ...(failed === undefined ? {} : { note: `exited with ${failed.exitCode}` }),
+        ...(notes.length === 0 ? {} : { note: notes.join("; ") }),
       });
     }
     return rows;

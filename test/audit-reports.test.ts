@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { compareWithBaseline } from "../src/kit/audit/baseline.js";
-import type { AuditProperty } from "../src/kit/audit/property.js";
+import { type AuditProperty, violation } from "../src/kit/audit/property.js";
 import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
 import { JSON_SCHEMA_VERSION, renderText, summarize, toJson } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
@@ -111,7 +111,7 @@ describe("--junit", () => {
       runs: 1,
       conformance: false,
       results: [
-        { id: "fields.tools", gate: "stringField", kind: "guarantee", title: "t", status: "failed", runs: 1, timeMs: 5, seed: 1, reason: 'a\u0000b <x> & "q"\nnext', counterexample: "c\u001bd" },
+        { id: "fields.tools", gate: "stringField", kind: "guarantee", title: "t", status: "failed", runs: 1, cases: 1, timeMs: 5, seed: 1, reason: 'a\u0000b <x> & "q"\nnext', counterexample: "c\u001bd" },
       ],
     };
     const { suites, cases } = parseJUnit(toJUnit(toJson(report, "npx workspace-gates audit", [])));
@@ -119,6 +119,54 @@ describe("--junit", () => {
     expect(cases.get("fields.tools")?.failure?.message).toBe('a\\u{0}b <x> & "q"\nnext');
     expect(cases.get("fields.tools")?.failure?.["#text"]).toContain("counterexample:\nc\\u{1b}d");
     expect(validateSarif(JSON.parse(toSarif(toJson(report, "npx workspace-gates audit", []))))).toBe(true);
+  });
+});
+
+describe("cases and runs", () => {
+  // Each value holds as many cases as it has elements; values of 10 or more elements break the rule.
+  const property = (limit: number): AuditProperty<number[]> => ({
+    id: "example.cases",
+    gate: "isInside",
+    kind: "guarantee",
+    title: "an example whose runs hold several cases",
+    needs: ["isInside"],
+    arbitrary: fc.array(fc.nat(), { minLength: 1, maxLength: 20, size: "max" }),
+    casesIn: (value) => value.length,
+    render: (value) => JSON.stringify(value),
+    check: async (_target, value) => {
+      if (value.length >= limit) violation(`${value.length} elements`);
+    },
+  });
+  const target = { label: "m.mjs", isInside: () => true };
+
+  it("counts every case of every run, and a run of a property without casesIn as one", async () => {
+    const seen: number[] = [];
+    const counting: AuditProperty<number[]> = { ...property(Infinity), check: async (_target, value) => void seen.push(value.length) };
+    const result = await runProperty(counting, target, { seed: 3, runs: 25 });
+    expect(result).toMatchObject({ status: "passed", runs: 25, cases: seen.reduce((sum, length) => sum + length, 0) });
+    expect(result.cases).toBeGreaterThan(25);
+    const { casesIn: _casesIn, ...oneEach } = counting;
+    expect(await runProperty(oneEach, target, { seed: 3, runs: 25 })).toMatchObject({ runs: 25, cases: 25 });
+  });
+
+  it("counts the cases up to the failing run, not the shrink candidates after it", async () => {
+    const lengths: number[] = [];
+    const failing = property(10);
+    const recording: AuditProperty<number[]> = {
+      ...failing,
+      check: async (checked, value) => {
+        lengths.push(value.length);
+        await failing.check(checked, value);
+      },
+    };
+    const result = await runProperty(recording, target, { seed: 3, runs: 100 });
+    expect(result.status).toBe("failed");
+    const upToFailure = lengths.slice(0, result.runs);
+    expect(lengths.length, "shrinking ran more checks").toBeGreaterThan(result.runs);
+    expect(result.cases).toBe(upToFailure.reduce((sum, length) => sum + length, 0));
+    const text = renderText({ target: "m.mjs", seed: 3, runs: 100, conformance: false, results: [result] }, "npx workspace-gates audit", ["m.mjs"]);
+    expect(text).toMatch(new RegExp(`^isInside\\s+example\\.cases\\s+FAILED\\s+${result.runs}\\s+${result.cases}\\s`, "m"));
+    expect(text).toContain(`judged: ${result.cases} cases in ${result.runs} runs\n`);
   });
 });
 

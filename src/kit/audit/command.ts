@@ -3,9 +3,10 @@
  * against an implementation.
  *
  * The budget is time by default (`DEFAULT_TIME_SECONDS`, shared by the properties that run, each
- * taking an equal share of what those before it left, and each first running the cases `--runs 50`
+ * taking an equal share of what those before it left, and each first running the runs `--runs 50`
  * gives it; a property capped by `maxRuns`, like the 10 s timeout case, runs its cases on top);
- * `--runs N` asks for exactly N cases per property instead, for replays and for shards that must add
+ * `--runs N` asks for exactly N runs per property instead (a run of a tree-based property is a tree
+ * and its probes, each a case: run.ts), for replays and for shards that must add
  * up to one run (`--shard K/N`, shard.ts). Sandboxes that reset cleanly are kept from one property to
  * the next (with an MCP target's servers on their roots) and removed when the audit ends.
  *
@@ -40,7 +41,7 @@ import { type AuditTarget, UnusableTarget, loadTarget, referenceTarget } from ".
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
-/** Cases per property with `--runs` and no number; also the floor of the time budget, which the kill matrix holds forks to. */
+/** Runs per property with `--runs` and no number; also the floor of the time budget, which the kill matrix holds forks to. */
 export const DEFAULT_RUNS = 50;
 
 /**
@@ -62,8 +63,9 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                which MCP tools play read and write (default: those of
                @modelcontextprotocol/server-filesystem; format in docs/contract.md)
   --time S     seconds of cases, shared by the properties that run, each running at least the
-               cases of --runs ${DEFAULT_RUNS} (default ${DEFAULT_TIME_SECONDS}; the one-case timeout property adds 10 s)
-  --runs N     exactly N generated cases per property instead (some properties scale it down)
+               runs of --runs ${DEFAULT_RUNS} (default ${DEFAULT_TIME_SECONDS}; the one-case timeout property adds 10 s)
+  --runs N     exactly N generated runs per property instead (some properties scale it down;
+               a run of a tree-based property is one tree and up to 64 probes, each a case)
   --shard K/N  run the K-th of N disjoint blocks of cases (merge the reports with
                workspace-gates merge); with --runs, the N shards add up to one run
   --seed N     fast-check seed (default: random, printed)
@@ -242,7 +244,7 @@ async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarg
   while (result.status === "passed" && result.timeMs < timeLimitMs && property.maxRuns === undefined && next < SHARD_STRIDE + (floor.firstRun ?? 0)) {
     const more = await runProperty(property, target, { ...floor, firstRun: next });
     next += floor.runs;
-    result = { ...more, runs: result.runs + more.runs, timeMs: result.timeMs + more.timeMs };
+    result = { ...more, runs: result.runs + more.runs, cases: result.cases + more.cases, timeMs: result.timeMs + more.timeMs };
   }
   return result;
 }
@@ -299,7 +301,7 @@ function messageOf(error: unknown): string {
 interface AuditArgs {
   module?: string;
   mcp?: { command: string[]; mapping?: string };
-  /** Exactly this many cases per property; undefined for a time budget. */
+  /** Exactly this many runs per property; undefined for a time budget. */
   runs?: number;
   time: number;
   shard?: Shard;

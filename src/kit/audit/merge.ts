@@ -6,7 +6,7 @@
  * and property list), each exactly once and none interrupted; otherwise nothing is merged and the exit
  * code is 2, naming the shard that is missing, repeated or incomplete. A property failed when any shard failed it (that shard's counterexample and
  * replay are kept), was skipped when every shard skipped it, passed when every shard passed it; its
- * runs are the shards' runs added up, and the summary is counted again. Exit 1 when a guarantee (or,
+ * runs and cases are the shards' added up, and the summary is counted again. Exit 1 when a guarantee (or,
  * with `--conformance`, a text) failed, 0 otherwise, as `audit`; 2 when a report cannot be written.
  */
 import { readFile, writeFile } from "node:fs/promises";
@@ -45,14 +45,14 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
 
 function mergeResult(shards: readonly JsonResult[]): JsonResult {
   const [first] = shards as [JsonResult, ...JsonResult[]];
-  const runs = shards.reduce((sum, result) => sum + result.runs, 0);
-  const timeMs = shards.reduce((sum, result) => sum + result.timeMs, 0);
+  const sum = (field: "runs" | "cases" | "timeMs") => shards.reduce((total, result) => total + result[field], 0);
+  const added = { runs: sum("runs"), cases: sum("cases"), timeMs: sum("timeMs") };
   const failed = shards.find((result) => result.status === "failed");
-  if (failed !== undefined) return { ...failed, runs, timeMs };
+  if (failed !== undefined) return { ...failed, ...added };
   const statuses = new Set(shards.map((result) => result.status));
   if (statuses.size > 1) throw new MergeError(`${first.id} was ${[...statuses].join(" in some shards and ")} in others`);
   const { counterexample: _counterexample, reason: _reason, replay: _replay, ...passed } = first;
-  return { ...passed, runs, timeMs };
+  return { ...passed, ...added };
 }
 
 export function renderMerged(report: JsonReport, shards: number): string {
@@ -60,16 +60,15 @@ export function renderMerged(report: JsonReport, shards: number): string {
     const fails = failsRun(result, report.conformance);
     const verdict = fails ? "FAILED" : result.status === "failed" ? (result.kind === "limit" ? "known limit" : "differs") : result.status;
     const detail = fails ? `\n    broken: ${result.reason ?? ""}\n    replay: ${result.replay ?? ""}` : "";
-    return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)}${detail}`;
+    return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)} ${String(result.cases).padStart(9)}${detail}`;
   });
   const { passed, failed, skipped } = report.summary;
-  const cases = report.results.reduce((sum, result) => sum + result.runs, 0);
   return `${[
     `workspace-gates merge of ${shards} shards: ${report.target} (seed ${report.seed})`,
     "",
     ...lines,
     "",
-    `merge: ${passed} passed, ${failed} failed, ${skipped} skipped, ${cases} cases`,
+    `merge: ${passed} passed, ${failed} failed, ${skipped} skipped, ${report.results.reduce((sum, result) => sum + result.cases, 0)} cases`,
   ].join("\n")}\n`;
 }
 

@@ -41,6 +41,8 @@ export interface AuditProperty<T = unknown> {
    */
   maxRuns?: number;
   arbitrary: fc.Arbitrary<T>;
+  /** How many cases one value holds, when more than one: each probe aimed at a laid-out tree is one. */
+  casesIn?(value: T): number;
   check(target: AuditTarget, value: T): Promise<void>;
   /** The counterexample as a reader wants it: the tree, the candidate, the call. */
   render(value: T): string;

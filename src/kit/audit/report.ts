@@ -1,12 +1,13 @@
 /**
  * How an audit reads: a table for people, JSON for CI (JUnit and SARIF: report-formats.ts).
  *
- * Promises: one row per property (gate, property, verdict, runs, time); under each failure, the rule,
+ * Promises: one row per property (gate, property, verdict, runs, cases, time); under each failure, the rule,
  * the reason, the shrunk counterexample and the command that replays exactly that case; under a
  * skipped property the exports it needs, under a not-applicable one why; a legend of the sandbox's
  * names when a counterexample uses them. Known limits are listed as
  * such and do not count as failures; conformance (the chapter's exact texts) is counted apart and
- * fails the run only when the audit was asked to (`--conformance`). The closing line has the form
+ * fails the run only when the audit was asked to (`--conformance`). Before the closing line, the cases
+ * judged in all (a probe aimed at a tree is one case, a tree one run); the closing line has the form
  * `audit: N passed, N failed, N skipped` (then `, N not applicable` when there are any).
  * The JSON report (`JSON_SCHEMA_VERSION`) carries the tool's name and version, the summary counts
  * and every result with its replay command.
@@ -69,6 +70,7 @@ export interface JsonReport {
     title: string;
     status: PropertyResult["status"];
     runs: number;
+    cases: number;
     timeMs: number;
     counterexample?: string;
     reason?: string;
@@ -140,6 +142,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         title: result.title,
         status: result.status,
         runs: result.runs,
+        cases: result.cases,
         timeMs: result.timeMs,
         ...(result.counterexample === undefined ? {} : { counterexample: result.counterexample }),
         ...(result.reason === undefined ? {} : { reason: result.reason }),
@@ -154,8 +157,8 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const budget = report.timeSeconds === undefined ? `${report.runs} runs per property` : `${report.timeSeconds} s shared by the properties`;
   const shard = report.shard === undefined ? "" : `, shard ${report.shard.index}/${report.shard.count}`;
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${budget}${shard})`, ""];
-  const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report.conformance), String(result.runs), `${(result.timeMs / 1000).toFixed(1)}s`]);
-  const header = ["gate", "property", "verdict", "runs", "time"];
+  const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report.conformance), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);
+  const header = ["gate", "property", "verdict", "runs", "cases", "time"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const format = (row: string[]) => row.map((cell, column) => (column >= 3 ? cell.padStart(widths[column] as number) : cell.padEnd(widths[column] as number))).join("  ").trimEnd();
   lines.push(format(header));
@@ -173,12 +176,19 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
   if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
+  lines.push(judged(report.results));
   if (differs.length > 0)
     lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance"}`);
   lines.push(
     `audit: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped${summary.notApplicable === 0 ? "" : `, ${summary.notApplicable} not applicable`}`,
   );
   return `${lines.join("\n")}\n`;
+}
+
+/** The cases of every property added up: what the audit's budget bought. */
+export function judged(results: readonly Pick<PropertyResult, "runs" | "cases">[]): string {
+  const sum = (field: "runs" | "cases") => results.reduce((total, result) => total + result[field], 0);
+  return `judged: ${sum("cases")} cases in ${sum("runs")} runs`;
 }
 
 /** What the names in a counterexample stand for (sandbox.ts lays them out). */

@@ -46,7 +46,10 @@ export interface PropertyResult {
   kind: PropertyKind;
   title: string;
   status: PropertyStatus;
+  /** Generated values checked (a tree and its probes is one run), shrinking not counted. */
   runs: number;
+  /** Cases judged in those runs: each probe aimed at a tree is one (`casesIn`), any other run one. */
+  cases: number;
   timeMs: number;
   seed: number;
   counterexample?: string;
@@ -75,18 +78,27 @@ export function notRun(property: AuditProperty<unknown>, target: AuditTarget): {
 export async function runProperty<T>(property: AuditProperty<T>, target: AuditTarget, options: RunOptions): Promise<PropertyResult> {
   const common = { id: property.id, gate: property.gate, kind: property.kind, title: property.title, seed: options.seed };
   const unchecked = notRun(property as AuditProperty<unknown>, target);
-  if (unchecked !== undefined) return { ...common, ...unchecked, runs: 0, timeMs: 0 };
+  if (unchecked !== undefined) return { ...common, ...unchecked, runs: 0, cases: 0, timeMs: 0 };
   const timeoutMs = options.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS;
   let started = 0;
   let hung = false;
+  // Counted up to the first failure: the shrink candidates after it are not cases of the budget.
+  let cases = 0;
+  let shrinking = false;
   const predicate = async (value: T) => {
     // After a hang, every shrink candidate would wait out the timeout too: passing them all keeps the
     // case that hung as the counterexample, and its path replays it.
     if (hung) return;
     options.onCase?.(++started);
-    if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
-      hung = true;
-      throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`);
+    if (!shrinking) cases += property.casesIn?.(value) ?? 1;
+    try {
+      if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
+        hung = true;
+        throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`);
+      }
+    } catch (error) {
+      shrinking = true;
+      throw error;
     }
   };
   const startedAt = performance.now();
@@ -100,12 +112,13 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     })
     .finally(() => disposeSandboxes({ keepIdle: options.keepSandboxes === true }));
   const timeMs = Math.round(performance.now() - startedAt);
-  if (!details.failed) return { ...common, status: "passed", runs: details.numRuns, timeMs };
+  if (!details.failed) return { ...common, status: "passed", runs: details.numRuns, cases, timeMs };
   const [value] = details.counterexample ?? [];
   return {
     ...common,
     status: "failed",
     runs: details.numRuns,
+    cases,
     timeMs,
     counterexample: value === undefined ? "(none)" : property.render(value),
     reason: describeFailure(details.errorInstance),

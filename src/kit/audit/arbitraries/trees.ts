@@ -117,7 +117,11 @@ export interface Probe {
 }
 
 export interface ProbeConstraints extends TreeConstraints, CandidateConstraints {
-  /** The most probes aimed at one tree (default 16): one tree laid out serves them all. */
+  /**
+   * The most probes aimed at one tree (default 64), drawn across the whole range (about 30 on
+   * average): laying out a tree, resetting it and comparing its canaries costs as much as dozens of
+   * probes, so one tree serves them all.
+   */
   maxProbes?: number;
 }
 
@@ -127,7 +131,7 @@ export interface ProbeConstraints extends TreeConstraints, CandidateConstraints 
  * the first probe uses it.
  */
 export function treeWithProbes(generic: fc.Arbitrary<Candidate>, constraints: ProbeConstraints = {}): fc.Arbitrary<{ tree: Tree; probes: Probe[] }> {
-  const { maxProbes = 16 } = constraints;
+  const { maxProbes = 64 } = constraints;
   return fc
     .tuple(fc.option(linkAttack(), { freq: 3 }), fsTree(constraints))
     .chain(([attack, entries]) => {
@@ -136,7 +140,7 @@ export function treeWithProbes(generic: fc.Arbitrary<Candidate>, constraints: Pr
       const first = attack === null ? probe : fc.record({ candidate: fc.constant(attack.candidate), creating: fc.boolean() });
       return fc.record({
         tree: fc.constant(tree),
-        probes: fc.tuple(first, fc.array(probe, { maxLength: maxProbes - 1 })).map(([head, rest]) => [head, ...rest]),
+        probes: fc.tuple(first, fc.array(probe, { maxLength: maxProbes - 1, size: "max" })).map(([head, rest]) => [head, ...rest]),
       });
     });
 }

@@ -46,6 +46,16 @@ export function containmentCases(generic: fc.Arbitrary<Candidate>, constraints: 
 
 const containmentCase = containmentCases(candidate());
 
+/**
+ * Runs per block of the tool properties, a fifth of the others: each probe is a tool call (over MCP a
+ * round trip), so ten trees of some thirty probes cost what fifty trees of five did before a tree
+ * served that many.
+ */
+const TOOL_TREE_SCALE = 0.2;
+
+/** A tree's probes are its cases: the tree is laid out, and its canaries compared, once for them all. */
+export const probeCount = (value: { probes: readonly unknown[] }): number => value.probes.length;
+
 /** How a counterexample shows the case: the tree, the root, then each probe (and its extra lines). */
 export function renderCase<P extends Probe>({ root, tree, probes }: ContainmentCase<P>, call?: string, extra: (probe: P) => string = () => ""): string {
   const lines = probes.map((probe) => `${call ?? (probe.creating ? "creating" : "existing")} ${renderCandidate(probe.candidate)}${extra(probe)}`);
@@ -70,6 +80,7 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   title: "an accepted path names something inside the real root",
   needs: ["workspacePath"],
   arbitrary: containmentCase,
+  casesIn: probeCount,
   render: (value) => renderCase(value),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {
@@ -91,7 +102,9 @@ export const containmentRead: AuditProperty<ContainmentCase> = {
   kind: "guarantee",
   title: "read never returns content from outside the workspace",
   needs: ["createWorkspaceTools"],
+  budgetScale: TOOL_TREE_SCALE,
   arbitrary: containmentCase,
+  casesIn: probeCount,
   render: (value) => renderCase(value, "read"),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {
@@ -110,7 +123,9 @@ export const containmentWrite: AuditProperty<ContainmentCase> = {
   kind: "guarantee",
   title: "write never changes anything outside the workspace",
   needs: ["createWorkspaceTools"],
+  budgetScale: TOOL_TREE_SCALE,
   arbitrary: containmentCase,
+  casesIn: probeCount,
   render: (value) => renderCase(value, "write"),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {

@@ -10,7 +10,7 @@ import * as fsPromises from "node:fs/promises";
 import { type Probe, type ProbeConstraints, candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { type AuditProperty, execute, settle, toolsOf, violation } from "../property.js";
 import type { FsApi } from "../../../gates/workspace-path.js";
-import { type ContainmentCase, containmentCases, inCaseSandbox, renderCase } from "./containment.js";
+import { type ContainmentCase, containmentCases, inCaseSandbox, probeCount, renderCase } from "./containment.js";
 
 export const FAULT_CODES = ["EACCES", "EIO", "ELOOP", "ENAMETOOLONG"] as const;
 
@@ -76,6 +76,7 @@ export const faultsWorkspacePath: AuditProperty<FaultCase> = {
   title: "an fs error other than ENOENT propagates out of workspacePath unchanged",
   needs: ["workspacePath"],
   arbitrary: faultCase,
+  casesIn: probeCount,
   render: (value) => renderFault(value),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {
@@ -98,6 +99,7 @@ export const faultsTools: AuditProperty<FaultCase> = {
   title: "a tool whose path check meets an fs fault answers isError",
   needs: ["createWorkspaceTools"],
   arbitrary: faultCase,
+  casesIn: probeCount,
   render: (value) => renderFault(value, (probe) => (probe.creating ? "write" : "read")),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {

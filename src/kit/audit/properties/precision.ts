@@ -7,7 +7,7 @@
 import { candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { predictWorkspacePath, scanModel } from "../model-resolver.js";
 import { type AuditProperty, settle, violation } from "../property.js";
-import { type ContainmentCase, containmentCases, inCaseSandbox, renderCase } from "./containment.js";
+import { type ContainmentCase, containmentCases, inCaseSandbox, probeCount, renderCase } from "./containment.js";
 
 export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   id: "precision.workspacePath",
@@ -16,6 +16,7 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   title: "workspacePath accepts exactly what the model resolver accepts, at the same path",
   needs: ["workspacePath"],
   arbitrary: containmentCases(modelledCandidate()),
+  casesIn: probeCount,
   render: (value) => renderCase(value),
   async check(target, value) {
     await inCaseSandbox(value, async (box, root) => {
