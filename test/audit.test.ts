@@ -107,6 +107,34 @@ describe("the audit catches the classic mistakes", () => {
   });
 });
 
+describe("bashLimits.output", () => {
+  /** A target whose bash answers `answer` to every command; read and write are the reference's. */
+  const answering = async (answer: string): Promise<AuditTarget> => {
+    const reference = await referenceTarget();
+    return {
+      label: "canned bash",
+      createWorkspaceTools: (root) => {
+        const [read, write, bash] = reference.createWorkspaceTools!(root);
+        return [read!, write!, { spec: bash!.spec, execute: async () => ({ content: answer, isError: true }) }];
+      },
+    };
+  };
+  const stdoutOver = "bash: maxBuffer exceeded: stdout passed 65536 bytes; the command was killed";
+  const property = PROPERTIES.find((candidate) => candidate.id === "bashLimits.output")!;
+
+  // Failed the reference at load 4 (the kill matrix, beside a mutation run): the command floods stderr,
+  // then stdout, and the tool read stdout over the limit first. Either stream that flooded is right.
+  it("accepts either stream of a flood on both (regression: stderr then stdout, stdout named)", async () => {
+    const bothStreams = { kind: "flood", streams: ["stderr", "stdout"], bytes: 66_431 };
+    await expect(property.check(await answering(stdoutOver), bothStreams)).resolves.toBeUndefined();
+  });
+
+  it("refuses a stream that did not flood", async () => {
+    const stderrOnly = { kind: "flood", streams: ["stderr"], bytes: 66_431 };
+    await expect(property.check(await answering(stdoutOver), stderrOnly)).rejects.toThrow(/does not name the limit \(65536 bytes\) and the stream that flooded \(stderr\)/);
+  });
+});
+
 describe("workspace-gates audit, the command", () => {
   it("exits 0 on the reference and prints one row per property and the summary", async () => {
     const { code, stdout } = await cli("audit", "--runs", "3", "--seed", "7", "--only", "isInside.posix,fields.tools,limits.hardlink");

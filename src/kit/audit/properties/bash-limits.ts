@@ -3,8 +3,9 @@
  * options; the chapter's are 10 s, 64 KiB per stream, 64 KiB of output):
  *
  * - `bashLimits.output`: a flood on stdout, stderr or both that passes 64 KiB on one stream is stopped:
- *   answered `isError` (not the success of a command that ran to its end), with the stream and the
- *   limit named, and the answer is at most 64 KiB and a line; output under 64 KiB per stream but over
+ *   answered `isError` (not the success of a command that ran to its end), with the limit and a
+ *   stream that flooded named (of a flood on both, either: which one is read over the limit first is
+ *   the event loop's choice), and the answer is at most 64 KiB and a line; output under 64 KiB per stream but over
  *   it together is cut to 64 KiB, and the answer says how many characters it dropped.
  *   Not checked: that nothing after the flood ran. The overflow is seen when the tool reads the pipe,
  *   and a flood that fits in the pipe's 64 KiB beyond what was read is written in full before that, so
@@ -80,9 +81,10 @@ export const bashLimitsOutput: AuditProperty<OutputCase> = {
       }
       if (result.isError !== true) violation(`a ${value.bytes}-byte flood on ${value.streams.join(" then ")} was answered as a success`);
       const rule = content.split("\n", 1)[0] ?? "";
-      const [first] = value.streams;
-      if (!/65536|64 ?KiB/i.test(rule) || (first !== undefined && !rule.includes(first)))
-        violation(`the answer's first line does not name the limit (65536 bytes) and the stream (${first}): ${JSON.stringify(rule.slice(0, 200))}`);
+      // Of a flood on both streams, the tool may read either over the limit first, whatever the order
+      // the command wrote them in: libuv drains a pipe that keeps filling before it turns to the other.
+      if (!/65536|64 ?KiB/i.test(rule) || !value.streams.some((stream) => rule.includes(stream)))
+        violation(`the answer's first line does not name the limit (65536 bytes) and the stream that flooded (${value.streams.join(" or ")}): ${JSON.stringify(rule.slice(0, 200))}`);
     });
   },
 };
