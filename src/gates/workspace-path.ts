@@ -185,7 +185,7 @@ async function refuseWhenAncestorOutside(rootReal: string, rootBytes: string, pa
   const steps = relative(rootReal, path).split(sep);
   let deepest: string | undefined;
   // `path` itself (all the steps) is known not to resolve; try the ancestors from the root down.
-  // Stryker disable next-line ArithmeticOperator: an upper bound past the last step tries at most one more slice, the whole path, which is known not to resolve: same answer
+  // Stryker disable next-line ArithmeticOperator: an upper bound past the last step also tries the whole path, which (on a tree that does not change between the calls) does not resolve: the same answer
   for (let low = 0, high = steps.length - 1; low <= high; ) {
     const middle = (low + high) >> 1;
     try {

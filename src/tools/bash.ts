@@ -131,16 +131,13 @@ function runShell(shell: string, command: string, cwd: string, limits: BashLimit
     const chunks: Record<Stream, Buffer[]> = { stdout: [], stderr: [] };
     const sizes: Record<Stream, number> = { stdout: 0, stderr: 0 };
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let ended = false;
+    // The first call settles the run. Only the shell's close can come after it (the timer and the
+    // listener are gone, the pipes destroyed), and for an exit that kills nothing: a no-op.
     const end = (ending: Ending) => {
-      // Stryker disable next-line ConditionalExpression: without the guard a second end (the close after a rule fired, a data chunk after maxBuffer) clears a cleared timer, removes a removed listener and resolves a settled promise: nothing observable
-      if (ended) return;
-      // Stryker disable next-line BooleanLiteral: as above, the guard it sets changes nothing observable
-      ended = true;
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       if (ending.kind !== "exit" || ending.heldOpenUntil !== undefined) killGroup(child.pid);
-      // Stryker disable next-line all: frees this end of the pipes now; without it they close when the last process holding them exits, and nothing read after `ended` reaches the answer
+      // Stryker disable next-line all: frees this end of the pipes now; without it they close when the last process holding them exits, and nothing read after the first end reaches the answer
       child.stdout.destroy();
       // Stryker disable next-line all: as above, for stderr
       child.stderr.destroy();
@@ -163,11 +160,8 @@ function runShell(shell: string, command: string, cwd: string, limits: BashLimit
       exit = { code, signal: exitSignal };
     });
     child.on("close", (code, exitSignal) => end({ kind: "exit", code, signal: exitSignal }));
+    // A spawn that failed: its close follows, and settles nothing more.
     child.on("error", (error) => {
-      // Stryker disable next-line ConditionalExpression: "error" comes only from the spawn, before any data, exit or timer, so nothing has ended yet
-      if (ended) return;
-      // Stryker disable next-line BooleanLiteral: as above, nothing can call end after a failed spawn
-      ended = true;
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       reject(error);
