@@ -129,6 +129,11 @@ describe("bashLimits.output", () => {
     await expect(property.check(await answering(stdoutOver), bothStreams)).resolves.toBeUndefined();
   });
 
+  it("holds a far flood on both streams to naming the first: the second cannot start before the tool reads it past the limit", async () => {
+    const farFirst = { kind: "flood", streams: ["stderr", "stdout"], bytes: 16 * 1024 * 1024 };
+    await expect(property.check(await answering(stdoutOver), farFirst)).rejects.toThrow(/the stream that flooded \(stderr\)/);
+  });
+
   it("refuses a stream that did not flood", async () => {
     const stderrOnly = { kind: "flood", streams: ["stderr"], bytes: 66_431 };
     await expect(property.check(await answering(stdoutOver), stderrOnly)).rejects.toThrow(/does not name the limit \(65536 bytes\) and the stream that flooded \(stderr\)/);
