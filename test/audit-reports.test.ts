@@ -149,7 +149,7 @@ describe("cases and runs", () => {
     expect(await runProperty(oneEach, target, { seed: 3, runs: 25 })).toMatchObject({ runs: 25, cases: 25 });
   });
 
-  it("counts the cases up to the failing run, not the shrink candidates after it", async () => {
+  it("counts the cases of the runs that passed and the one that broke the rule, not the shrink candidates after it", async () => {
     const lengths: number[] = [];
     const failing = property(10);
     const recording: AuditProperty<number[]> = {
@@ -161,9 +161,10 @@ describe("cases and runs", () => {
     };
     const result = await runProperty(recording, target, { seed: 3, runs: 100 });
     expect(result.status).toBe("failed");
-    const upToFailure = lengths.slice(0, result.runs);
+    const passed = lengths.slice(0, result.runs - 1);
     expect(lengths.length, "shrinking ran more checks").toBeGreaterThan(result.runs);
-    expect(result.cases).toBe(upToFailure.reduce((sum, length) => sum + length, 0));
+    expect(passed.every((length) => length < 10) && (lengths[result.runs - 1] ?? 0) >= 10).toBe(true);
+    expect(result.cases).toBe(passed.reduce((sum, length) => sum + length, 0) + 1);
     const text = renderText({ target: "m.mjs", seed: 3, runs: 100, conformance: false, results: [result] }, "npx workspace-gates audit", ["m.mjs"]);
     expect(text).toMatch(new RegExp(`^isInside\\s+example\\.cases\\s+FAILED\\s+${result.runs}\\s+${result.cases}\\s`, "m"));
     expect(text).toContain(`judged: ${result.cases} cases in ${result.runs} runs\n`);

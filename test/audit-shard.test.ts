@@ -3,7 +3,7 @@
 // to the unsharded run (the same cases, none twice, none lost), and `merge` turns the shards' reports
 // into that run's verdict and case count.
 import fc from "fast-check";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, useScratch } from "./support/cli.js";
@@ -149,6 +149,12 @@ describe("workspace-gates audit --shard and merge", () => {
     await cli(["audit", ...only, "--runs", "30", "--seed", "6", "--shard", "2/3", "--json", other]);
     const mixed = await cli(["merge", files[0]!, other, files[2]!]);
     expect(mixed).toMatchObject({ code: 2, stderr: expect.stringContaining("another seed") });
+    // A shard from another release may draw and count other cases from the same seed.
+    const older = join(scratch.path, "older.json");
+    const report = JSON.parse(await readFile(files[1]!, "utf8")) as JsonReport;
+    await writeFile(older, JSON.stringify({ ...report, tool: { ...report.tool, version: "0.0.1" } }));
+    const versions = await cli(["merge", files[0]!, older, files[2]!]);
+    expect(versions).toMatchObject({ code: 2, stderr: expect.stringMatching(/shard 2\/3 was written by workspace-gates 0\.0\.1, shard 1\/3 by \d/) });
   });
 
   it.each([

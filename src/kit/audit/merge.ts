@@ -2,8 +2,8 @@
  * `workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]`: the verdict of
  * one audit run in shards, with the reports `audit` writes for one run.
  *
- * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance
- * and property list), each exactly once and none interrupted; otherwise nothing is merged and the exit
+ * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance,
+ * property list and version of the tool), each exactly once and none interrupted; otherwise nothing is merged and the exit
  * code is 2, naming the shard that is missing, repeated or incomplete. A property failed when any shard failed it (that shard's counterexample and
  * replay are kept), was skipped when every shard skipped it, passed when every shard passed it; its
  * runs and cases are the shards' added up, and the summary is counted again. Exit 1 when a guarantee (or,
@@ -29,6 +29,9 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
     if (report.interrupted !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} was interrupted (${report.interrupted}): its cases did not all run`);
     const differs = (["target", "seed", "runs", "timeSeconds", "conformance"] as const).find((field) => report[field] !== first[field]);
     if (differs !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} has another ${differs} (${String(report[differs])}) than shard ${first.shard?.index}/${count} (${String(first[differs])})`);
+    // Another version may draw other cases from the same seed, and count them otherwise.
+    if (report.tool?.version !== first.tool?.version)
+      throw new MergeError(`shard ${shard.index}/${shard.count} was written by workspace-gates ${String(report.tool?.version)}, shard ${first.shard?.index}/${count} by ${String(first.tool?.version)}`);
     if (shard.count !== count) throw new MergeError(`shard ${shard.index}/${shard.count} belongs to a run of ${shard.count} shards, not ${count}`);
     if (seen.has(shard.index)) throw new MergeError(`shard ${shard.index}/${count} is given twice`);
     if (report.results.map((result) => result.id).join() !== first.results.map((result) => result.id).join())
@@ -56,6 +59,7 @@ function mergeResult(shards: readonly JsonResult[]): JsonResult {
 }
 
 export function renderMerged(report: JsonReport, shards: number): string {
+  const header = `${"property".padEnd(28)} ${"verdict".padEnd(12)} ${"runs".padStart(9)} ${"cases".padStart(9)}`;
   const lines = report.results.map((result) => {
     const fails = failsRun(result, report.conformance);
     const verdict = fails ? "FAILED" : result.status === "failed" ? (result.kind === "limit" ? "known limit" : "differs") : result.status;
@@ -66,6 +70,7 @@ export function renderMerged(report: JsonReport, shards: number): string {
   return `${[
     `workspace-gates merge of ${shards} shards: ${report.target} (seed ${report.seed})`,
     "",
+    header,
     ...lines,
     "",
     `merge: ${passed} passed, ${failed} failed, ${skipped} skipped, ${report.results.reduce((sum, result) => sum + result.cases, 0)} cases`,

@@ -48,7 +48,7 @@ export interface PropertyResult {
   status: PropertyStatus;
   /** Generated values checked (a tree and its probes is one run), shrinking not counted. */
   runs: number;
-  /** Cases judged in those runs: each probe aimed at a tree is one (`casesIn`), any other run one. */
+  /** Cases judged in those runs: each probe aimed at a tree is one (`casesIn`), any other run one; of a failed run, the case that broke the rule. */
   cases: number;
   timeMs: number;
   seed: number;
@@ -82,7 +82,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const timeoutMs = options.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS;
   let started = 0;
   let hung = false;
-  // Counted up to the first failure: the shrink candidates after it are not cases of the budget.
+  // The cases of every run that passed, and of the first that failed the one that broke the rule (it
+  // stops there); the shrink candidates after it are not cases of the budget.
   let cases = 0;
   let shrinking = false;
   const predicate = async (value: T) => {
@@ -90,16 +91,17 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     // case that hung as the counterexample, and its path replays it.
     if (hung) return;
     options.onCase?.(++started);
-    if (!shrinking) cases += property.casesIn?.(value) ?? 1;
     try {
       if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
         hung = true;
         throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`);
       }
     } catch (error) {
+      if (!shrinking) cases += 1;
       shrinking = true;
       throw error;
     }
+    if (!shrinking) cases += property.casesIn?.(value) ?? 1;
   };
   const startedAt = performance.now();
   const details = await fc

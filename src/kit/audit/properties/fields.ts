@@ -114,7 +114,7 @@ const PROBES: Record<ToolName, Record<string, string>> = {
   bash: { command: "true" },
 };
 
-// Several inputs per case, each in a workspace of its own: one slip of one class per input
+// Several inputs per run, each a case in a workspace of its own: one slip of one class per input
 // (tool-input.ts) meets a one-line mistake within the default budget; `fc.anything` keeps the breadth.
 const fieldsCase: fc.Arbitrary<FieldsCase> = toolName.chain((tool) =>
   fc
@@ -133,6 +133,7 @@ export const fieldsTools: AuditProperty<FieldsCase> = {
   title: "any input is answered; a field that is not a string is refused (isError) and nothing is done with it",
   needs: ["createWorkspaceTools"],
   arbitrary: fieldsCase,
+  casesIn: ({ inputs }) => inputs.length,
   render: renderFieldsCase,
   async check(target, { tool, inputs }) {
     for (const input of inputs) {
@@ -160,6 +161,7 @@ export const conformanceFields: AuditProperty<FieldsCase> = {
   title: "invalid input is refused with the chapter's exact text, and only invalid input",
   needs: ["createWorkspaceTools"],
   arbitrary: fieldsCase,
+  casesIn: ({ inputs }) => inputs.length,
   render: renderFieldsCase,
   async check(target, { tool, inputs }) {
     const expected = INVALID[tool];
