@@ -4,7 +4,7 @@
  *
  * The budget is time by default (`DEFAULT_TIME_SECONDS`, shared by the properties that run, each
  * taking an equal share of what those before it left, and each first running the runs `--runs 50`
- * gives it; a property capped by `maxRuns`, like the 10 s timeout case, runs its cases on top);
+ * gives it; a property capped by `maxRuns`, like the 10 s timeout case, runs on top);
  * `--runs N` asks for exactly N runs per property instead (a run of a tree-based property is a tree
  * and its probes, each a case: run.ts), for replays and for shards that must add
  * up to one run (`--shard K/N`, shard.ts). Sandboxes that reset cleanly are kept from one property to
@@ -17,8 +17,8 @@
  * cannot be written (checked before the run, and again when written). With `--baseline FILE` the
  * verdict is the comparison instead: exit 1 exactly when a property the baseline passed fails or is
  * skipped here (a regression). Without MODULE it audits the package's own implementation. A failure
- * prints a replay command; with the printed `--seed` and `--path` it runs exactly that case again.
- * A case that hangs fails after `--timeout`. Progress goes to stderr. Ctrl-C (or SIGTERM) stops the
+ * prints a replay command; with the printed `--seed` and `--path` it runs exactly that run again.
+ * A run that hangs fails after `--timeout`. Progress goes to stderr. Ctrl-C (or SIGTERM) stops the
  * run: what ran so far is printed and written to the report files (marked `interrupted`), every
  * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C). With `--mcp` the
  * target is an MCP server started by COMMAND (see mcp/target.ts): a mapped tool it lacks, or a server
@@ -66,7 +66,7 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                runs of --runs ${DEFAULT_RUNS} (default ${DEFAULT_TIME_SECONDS}; the one-case timeout property adds 10 s)
   --runs N     exactly N generated runs per property instead (some properties scale it down;
                a run of a tree-based property is one tree and up to 64 probes, each a case)
-  --shard K/N  run the K-th of N disjoint blocks of cases (merge the reports with
+  --shard K/N  run the K-th of N disjoint blocks of runs (merge the reports with
                workspace-gates merge); with --runs, the N shards add up to one run
   --seed N     fast-check seed (default: random, printed)
   --json FILE  also write the results as JSON (schemaVersion, tool version, summary counts)
@@ -76,10 +76,10 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                compare with an earlier --json report (e.g. fixtures/baseline.json, the
                reference's); exit 1 only on a regression
   --only IDS   run only these properties (comma-separated)
-  --path P     replay one shrunk case (with --seed and a single --only)
+  --path P     replay one shrunk run (with --seed and a single --only)
   --conformance
                fail the run when a text differs from the chapter's (conformance properties)
-  --timeout MS a case that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
+  --timeout MS a run (a tree and all its probes) that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
 
 properties: ${PROPERTIES.map((property) => property.id).join(", ")}`;
 
@@ -218,7 +218,7 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
 /**
  * The `--time` budget among the properties that run and are not capped: each one's share is an equal
  * part of what the ones before it left, so a property done early leaves its time to the rest, and one
- * that overran its share (its floor of cases took longer) takes it from them.
+ * that overran its share (its floor of runs took longer) takes it from them.
  */
 export function timeShares(totalMs: number, properties: number): { next(): number; spent(ms: number): void } {
   let leftMs = totalMs;
@@ -233,10 +233,10 @@ export function timeShares(totalMs: number, properties: number): { next(): numbe
 }
 
 /**
- * A time budget that never runs fewer cases than `--runs`' default would: first exactly `floor.runs`
- * cases (the kill matrix holds every fork to dying within those, whatever the machine's speed), then
- * further blocks of as many cases, from the next case of the same stream, while time is left. Every
- * case of a block runs to its end: none is abandoned to go on beside the next property.
+ * A time budget that never runs fewer runs than `--runs`' default would: first exactly `floor.runs`
+ * (the kill matrix holds every fork to dying within those, whatever the machine's speed), then
+ * further blocks of as many, from the next run of the same stream, while time is left. Every run of
+ * a block goes to its end: none is abandoned to go on beside the next property.
  */
 async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number): Promise<PropertyResult> {
   let result = await runProperty(property, target, floor);
@@ -347,15 +347,15 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
   const unknown = only?.filter((id) => !PROPERTIES.some((property) => property.id === id)) ?? [];
   if (unknown.length > 0) throw new UsageError(`unknown property: ${unknown.join(", ")}`);
   if (values.path !== undefined && (values.seed === undefined || only?.length !== 1))
-    throw new UsageError("--path replays one case: give it with --seed and exactly one --only");
+    throw new UsageError("--path replays one run: give it with --seed and exactly one --only");
   if (values.runs !== undefined && values.time !== undefined) throw new UsageError("--runs and --time are two budgets: give one");
   const shard = values.shard === undefined ? undefined : parseShard(values.shard);
   if (values.shard !== undefined && shard === undefined) throw new UsageError(`--shard must be K/N with 1 <= K <= N, got ${JSON.stringify(values.shard)}`);
-  if (shard !== undefined && values.seed === undefined) throw new UsageError("--shard needs --seed: every shard must draw from the same stream of cases");
+  if (shard !== undefined && values.seed === undefined) throw new UsageError("--shard needs --seed: every shard must draw from the same stream of runs");
   return {
     ...(positionals[0] === undefined ? {} : { module: positionals[0] }),
     ...(values.mcp === true ? { mcp: { command, ...(values.mapping === undefined ? {} : { mapping: values.mapping }) } } : {}),
-    // A replay runs one case: it needs no budget, and must not wait for one.
+    // A replay is one run: it needs no budget, and must not wait for one.
     ...(values.runs !== undefined || values.path !== undefined ? { runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS) } : {}),
     time: positiveInteger("--time", values.time, DEFAULT_TIME_SECONDS),
     ...(shard === undefined ? {} : { shard }),

@@ -1,7 +1,7 @@
 /**
  * Progress of an audit on stderr, so that stdout stays the report.
  *
- * Promises: on a terminal, one line redrawn in place (the property, and the case it is at, at most ten
+ * Promises: on a terminal, one line redrawn in place (the property, and the run it is at, at most ten
  * redraws a second), erased when the run ends; elsewhere (CI logs, pipes) one plain line per property
  * once it is done: `audit: [3/14] containment.read passed (50 runs, 1.2s)`.
  */
@@ -39,7 +39,7 @@ export function progressOn(io: CliIo): Progress {
     atCase(started, runs) {
       if (Date.now() - drawnAt < REDRAW_MS) return;
       drawnAt = Date.now();
-      draw(`${label}: case ${started} of ${runs}${started > runs ? " (shrinking)" : ""}`);
+      draw(`${label}: run ${started} of ${runs}${started > runs ? " (shrinking)" : ""}`);
     },
     done() {},
     end() {

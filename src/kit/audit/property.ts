@@ -12,8 +12,8 @@
  *   and stays safe, so it fails the audit only when asked (`--conformance`).
  * A property that cannot judge this target (`notApplicable` answers why) is reported as such, apart
  * from one skipped for a missing export.
- * Every case works in a sandbox of its own: a fresh one, or one whose reset proved it as new (also
- * across properties, when the runner keeps them), so cases can run in parallel.
+ * Every run works in a sandbox of its own: a fresh one, or one whose reset proved it as new (also
+ * across properties, when the runner keeps them), so runs can go in parallel.
  */
 import { dirname } from "node:path";
 import type fc from "fast-check";

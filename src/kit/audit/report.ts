@@ -154,7 +154,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
 }
 
 export function renderText(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): string {
-  const budget = report.timeSeconds === undefined ? `${report.runs} runs per property` : `${report.timeSeconds} s shared by the properties`;
+  const budget = report.timeSeconds === undefined ? `--runs ${report.runs} (some properties scale it down)` : `${report.timeSeconds} s shared by the properties`;
   const shard = report.shard === undefined ? "" : `, shard ${report.shard.index}/${report.shard.count}`;
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${budget}${shard})`, ""];
   const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report.conformance), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);

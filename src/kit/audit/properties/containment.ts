@@ -9,7 +9,7 @@
  * - `containment.lossyName`: beside a root whose name holds U+FFFD stands its twin with the raw byte
  *   0xFF there, which `realpath` decodes to the root's own name; a link into that twin neither leaks
  *   its file on read nor lets a write land in it.
- * Every case draws the root's name and the spelling the tools are handed (workspace-root.ts).
+ * Every run draws the root's name and the spelling the tools are handed (workspace-root.ts).
  */
 import fc from "fast-check";
 import { lstat, readFile, readdir, readlink, realpath, symlink } from "node:fs/promises";
@@ -48,7 +48,7 @@ const containmentCase = containmentCases(candidate());
 
 /**
  * Runs per block of the tool properties, a fifth of the others: each probe is a tool call (over MCP a
- * round trip), so ten trees of some thirty probes cost what fifty trees of five did before a tree
+ * round trip), so ten trees of some thirty probes cost about what fifty trees of five did before a tree
  * served that many.
  */
 const TOOL_TREE_SCALE = 0.2;
