@@ -1,12 +1,12 @@
 // Gate 3, workspacePath and isInside: the chapter's five scenarios, direct attacks, legal names that
 // only look like parent steps, and nearestExistingAncestor walking up on ENOENT only.
 import { lstat, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
-import { join, win32 } from "node:path";
+import { basename, dirname, join, win32 } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import { isInside } from "../src/gates/is-inside.js";
-import { type FsApi, inWorkspaceTerms, nearestExistingAncestor, workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
+import { type FsApi, inWorkspaceTerms, nearestExistingAncestor, throughHandedRoot, workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
 
 let box: Sandbox;
 const sandbox = useSandbox();
@@ -111,6 +111,16 @@ describe("isInside", () => {
   it("compares case-sensitively under posix, but not under win32 (path.win32.relative ignores case)", () => {
     expect(isInside("/work", "/Work/x")).toBe(false);
     expect(isInside("c:\\work", "C:\\Work\\x", win32)).toBe(true);
+  });
+});
+
+describe("throughHandedRoot", () => {
+  // Survived a gate run: with `isAbsolute` dropped, a relative name was resolved against the process's
+  // working directory, and a process working below the root as handed had `x` taken for `cwd/x`.
+  it("leaves a relative candidate to the root, whatever the process's working directory", () => {
+    const handed = dirname(process.cwd());
+    expect(throughHandedRoot(handed, box.root, "x")).toBe("x");
+    expect(throughHandedRoot(handed, box.root, join(process.cwd(), "x"))).toBe(join(box.root, basename(process.cwd()), "x"));
   });
 });
 

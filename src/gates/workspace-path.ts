@@ -166,7 +166,7 @@ async function realBytes(path: string, fsApi: FsApi): Promise<string> {
 }
 
 function asBytes(path: Buffer | string): string {
-  return (typeof path === "string" ? Buffer.from(path) : path).toString("latin1");
+  return Buffer.from(path).toString("latin1");
 }
 
 /** ENOENT and ENOTDIR: the path does not resolve, and where it would have led decides the answer. */
