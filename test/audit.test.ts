@@ -144,7 +144,7 @@ describe("workspace-gates audit, the command", () => {
   it("exits 0 on the reference and prints one row per property and the summary", async () => {
     const { code, stdout } = await cli("audit", "--runs", "3", "--seed", "7", "--only", "isInside.posix,fields.tools,limits.hardlink");
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+passed\s+3\s+\d+\.\ds$/m);
+    expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+passed\s+3\s+3\s+\d+\.\ds$/m);
     expect(stdout).toMatch(/^workspacePath\s+limits\.hardlink\s+known limit\s+1\s/m);
     expect(stdout).toContain("known limits (fail by design, see SECURITY.md): limits.hardlink");
     expect(stdout).toMatch(/^audit: 2 passed, 0 failed, 0 skipped$/m);
