@@ -168,7 +168,7 @@ describe("workspace-gates audit, the command", () => {
     [["audit", "--only", "nope"], /unknown property: nope/],
     [["audit", "--frobnicate"], /Unknown option '--frobnicate'/],
     [["audit", "a.ts", "b.ts"], /at most one MODULE/],
-    [["audit", "--path", "0:1", "--only", "fields.tools"], /--path replays one case/],
+    [["audit", "--path", "0:1", "--only", "fields.tools"], /--path replays one run/],
     [["nope"], /unknown command: nope/],
   ])("exits 2 on %j", async (argv, message) => {
     const { code, stderr } = await cli(...argv);
