@@ -15,7 +15,8 @@ import { main } from "../src/kit/cli.js";
 import { PEERS_DATA_FILE, PEERS_PAGE_FILE, PEERS_VARIABLE, type PeerRace, type PeerRun, type PeersData, renderPeers } from "./peers-table.js";
 
 const SEED = 1;
-const RUNS = 300;
+// containment.write takes a fifth of the runs: 100 trees of some thirty probes each.
+const RUNS = 500;
 const RACE_SECONDS = 5;
 export const PEERS_FOLDER = join(tmpdir(), "workspace-gates-peers");
 
