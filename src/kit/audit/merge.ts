@@ -3,11 +3,12 @@
  * one audit run in shards, with the reports `audit` writes for one run.
  *
  * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance,
- * property list and version of the tool), each exactly once and none interrupted; otherwise nothing is merged and the exit
- * code is 2, naming the shard that is missing, repeated or incomplete. A property failed when any shard failed it (that shard's counterexample and
- * replay are kept), was skipped when every shard skipped it, passed when every shard passed it; its
- * runs and cases are the shards' added up, and the summary is counted again. Exit 1 when a guarantee (or,
- * with `--conformance`, a text) failed, 0 otherwise, as `audit`; 2 when a report cannot be written.
+ * property list and version of the tool), each exactly once and none interrupted; otherwise nothing
+ * is merged and the exit code is 2, naming the shard that is missing, repeated or incomplete. A
+ * property failed when any shard failed it (that shard's counterexample and replay are kept), was
+ * skipped when every shard skipped it, passed when every shard passed it; its runs and cases are the
+ * shards' added up, and the summary is counted again. Exit 1 when a guarantee (or, with
+ * `--conformance`, a text) failed, 0 otherwise, as `audit`; 2 when a report cannot be written.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";

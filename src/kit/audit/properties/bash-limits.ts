@@ -4,8 +4,9 @@
  *
  * - `bashLimits.output`: a flood on stdout, stderr or both that passes 64 KiB on one stream is stopped:
  *   answered `isError` (not the success of a command that ran to its end), with the limit and the
- *   stream that flooded named (of a flood just over the limit on both, either: see namedStreams), and the answer is at most 64 KiB and a line; output under 64 KiB per stream but over
- *   it together is cut to 64 KiB, and the answer says how many characters it dropped.
+ *   stream that flooded named (of a flood just over the limit on both, either: see namedStreams),
+ *   and the answer is at most 64 KiB and a line; output under 64 KiB per stream but over it together
+ *   is cut to 64 KiB, and the answer says how many characters it dropped.
  *   Not checked: that nothing after the flood ran. The overflow is seen when the tool reads the pipe,
  *   and a flood that fits in the pipe's 64 KiB beyond what was read is written in full before that, so
  *   the shell may start the next command first (`flood; touch f` left `f` behind in 2 of 60 runs of
