@@ -12,7 +12,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
-import { type JsonReport, type JsonResult, failsRun, summarize } from "./report.js";
+import { type JsonReport, type JsonResult, failsRun, summarize, total } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 
 /** Shards that do not make up one run. */
@@ -49,8 +49,7 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
 
 function mergeResult(shards: readonly JsonResult[]): JsonResult {
   const [first] = shards as [JsonResult, ...JsonResult[]];
-  const sum = (field: "runs" | "cases" | "timeMs") => shards.reduce((total, result) => total + result[field], 0);
-  const added = { runs: sum("runs"), cases: sum("cases"), timeMs: sum("timeMs") };
+  const added = { runs: total(shards, "runs"), cases: total(shards, "cases"), timeMs: total(shards, "timeMs") };
   const failed = shards.find((result) => result.status === "failed");
   if (failed !== undefined) return { ...failed, ...added };
   const statuses = new Set(shards.map((result) => result.status));
@@ -74,7 +73,7 @@ export function renderMerged(report: JsonReport, shards: number): string {
     header,
     ...lines,
     "",
-    `merge: ${passed} passed, ${failed} failed, ${skipped} skipped, ${report.results.reduce((sum, result) => sum + result.cases, 0)} cases`,
+    `merge: ${passed} passed, ${failed} failed, ${skipped} skipped, ${total(report.results, "cases")} cases`,
   ].join("\n")}\n`;
 }
 

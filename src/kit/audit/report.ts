@@ -185,10 +185,14 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   return `${lines.join("\n")}\n`;
 }
 
+/** A count of every result added up: the runs, cases or milliseconds of properties, or of shards. */
+export function total<Field extends "runs" | "cases" | "timeMs">(results: readonly Pick<PropertyResult, Field>[], field: Field): number {
+  return results.reduce((sum, result) => sum + result[field], 0);
+}
+
 /** The cases of every property added up: what the audit's budget bought. */
 export function judged(results: readonly Pick<PropertyResult, "runs" | "cases">[]): string {
-  const sum = (field: "runs" | "cases") => results.reduce((total, result) => total + result[field], 0);
-  return `judged: ${sum("cases")} cases in ${sum("runs")} runs`;
+  return `judged: ${total(results, "cases")} cases in ${total(results, "runs")} runs`;
 }
 
 /** What the names in a counterexample stand for (sandbox.ts lays them out). */

@@ -11,8 +11,8 @@
  * gone) is closed when the next one starts, and `dispose` closes them all. Properties that cannot
  * apply to a process (`isInside` and `workspacePath` are not exported, fs faults cannot be injected,
  * inputs JSON cannot carry, the chapter's messages and, unless the mapping says so, its truncation)
- * are listed in `notApplicable` with the reason. A server that fails during the audit is kept in `serverFailure`,
- * and the audit cannot end green (see command.ts).
+ * are listed in `notApplicable` with the reason. A server that fails during the audit is kept in
+ * `serverFailure`, and the audit cannot end green (see command.ts).
  * Does not promise: to send a path the way every agent would; the mapping says how (absolute paths
  * are the root and the candidate joined by "/", never normalized, so the server meets `..` itself).
  */

@@ -124,6 +124,8 @@ const fieldsCase: fc.Arbitrary<FieldsCase> = toolName.chain((tool) =>
     })
     .map((inputs) => ({ tool, inputs })),
 );
+/** Each input of a run is a case, called in a workspace of its own. */
+const inputCount = ({ inputs }: FieldsCase): number => inputs.length;
 const renderFieldsCase = ({ tool, inputs }: FieldsCase) => inputs.map((input) => `${tool}.execute(${showValue(input)})`).join("\n");
 
 export const fieldsTools: AuditProperty<FieldsCase> = {
@@ -133,7 +135,7 @@ export const fieldsTools: AuditProperty<FieldsCase> = {
   title: "any input is answered; a field that is not a string is refused (isError) and nothing is done with it",
   needs: ["createWorkspaceTools"],
   arbitrary: fieldsCase,
-  casesIn: ({ inputs }) => inputs.length,
+  casesIn: inputCount,
   render: renderFieldsCase,
   async check(target, { tool, inputs }) {
     for (const input of inputs) {
@@ -161,7 +163,7 @@ export const conformanceFields: AuditProperty<FieldsCase> = {
   title: "invalid input is refused with the chapter's exact text, and only invalid input",
   needs: ["createWorkspaceTools"],
   arbitrary: fieldsCase,
-  casesIn: ({ inputs }) => inputs.length,
+  casesIn: inputCount,
   render: renderFieldsCase,
   async check(target, { tool, inputs }) {
     const expected = INVALID[tool];
