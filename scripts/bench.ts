@@ -18,13 +18,15 @@ import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import type fc from "fast-check";
 import { candidate, modelledCandidate } from "../src/kit/audit/arbitraries/index.js";
-import { containmentCases, containmentRead, containmentWorkspacePath, containmentWrite } from "../src/kit/audit/properties/containment.js";
+import { containmentCases, containmentWorkspacePath } from "../src/kit/audit/properties/containment.js";
+import { containmentRead, containmentWrite, operationCases } from "../src/kit/audit/properties/operations.js";
+import { operation } from "../src/kit/operations/catalog.js";
 import { faultCases, faultsTools, faultsWorkspacePath } from "../src/kit/audit/properties/faults.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { precisionWorkspacePath } from "../src/kit/audit/properties/precision.js";
 import { type AuditProperty, disposeSandboxes } from "../src/kit/audit/property.js";
 import { runProperty } from "../src/kit/audit/run.js";
-import { type AuditTarget, referenceTarget } from "../src/kit/audit/target.js";
+import { type AuditTarget, referenceTarget } from "../src/kit/operations/target.js";
 import { readMapping } from "../src/kit/mcp/mapping.js";
 import { mcpTarget } from "../src/kit/mcp/target.js";
 import type { Tool } from "../src/gates/tool.js";
@@ -300,8 +302,8 @@ const largeReadsSection: Section = {
  */
 const ONE_PROBE_PER_TREE = new Map<string, fc.Arbitrary<unknown>>([
   [containmentWorkspacePath.id, containmentCases(candidate(), { maxProbes: 1 })],
-  [containmentRead.id, containmentCases(candidate(), { maxProbes: 1 })],
-  [containmentWrite.id, containmentCases(candidate(), { maxProbes: 1 })],
+  [containmentRead.id, operationCases(operation("read"), { maxProbes: 1 })],
+  [containmentWrite.id, operationCases(operation("write"), { maxProbes: 1 })],
   [precisionWorkspacePath.id, containmentCases(modelledCandidate(), { maxProbes: 1 })],
   [faultsWorkspacePath.id, faultCases({ maxProbes: 1 })],
   [faultsTools.id, faultCases({ maxProbes: 1 })],

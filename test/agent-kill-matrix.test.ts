@@ -12,9 +12,10 @@ import { LOOP_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { loopFork } from "../fixtures/vulnerable/loop-fork.js";
 import { DEFAULT_RUNS } from "../src/kit/audit/command.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { COVERAGE_ID } from "../src/kit/audit/coverage.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
-import { loadTarget, targetFromModule } from "../src/kit/audit/target.js";
+import { loadTarget, targetFromModule } from "../src/kit/operations/target.js";
 import { main } from "../src/kit/cli.js";
 
 const SEEDS = Array.from({ length: 20 }, (_, index) => index + 1);
@@ -66,7 +67,8 @@ describe("workspace-gates audit on the calling layer", () => {
   it("passes the package's own loop", async () => {
     const { code, stdout } = await cli("audit", "--only", only, "--runs", "10", "--seed", "3");
     expect(code, stdout).toBe(0);
-    expect(stdout).toMatch(/^audit: 6 passed, 0 failed, 0 skipped$/m);
+    expect(stdout).toMatch(/^audit: 7 passed, 0 failed, 0 skipped$/m);
+    expect(stdout).toMatch(/^coverage\s+coverage\.tools\s+passed\s/m);
   });
 
   it("does not pass a module without runAgent: its properties are not applicable to it", async () => {
@@ -75,10 +77,12 @@ describe("workspace-gates audit on the calling layer", () => {
       const module = join(scratch, "tools-only.mjs");
       await writeFile(module, `export { createWorkspaceTools } from "${join(process.cwd(), "src/tools/workspace-tools.ts")}";\n`);
       const json = join(scratch, "report.json");
-      await cli("audit", module, "--only", only, "--runs", "2", "--seed", "1", "--json", json);
+      const { code } = await cli("audit", module, "--only", only, "--runs", "2", "--seed", "1", "--json", json);
       const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
-      expect(report.results).toHaveLength(6);
-      for (const result of report.results) expect(result.status, result.id).toBe("not-applicable");
+      const properties = report.results.filter((result) => result.id !== COVERAGE_ID);
+      expect(properties).toHaveLength(6);
+      for (const result of properties) expect(result.status, result.id).toBe("not-applicable");
+      expect(code, "nothing was checked").toBe(2);
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }

@@ -4,6 +4,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { notTheChapters } from "./support/chapter-surface.js";
+import { COVERAGE_ID } from "../src/kit/audit/coverage.js";
+import { createSandbox } from "../src/kit/sandbox/sandbox.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { showDifference, showValue } from "../src/kit/audit/show.js";
 import { cli as runCli, useScratch } from "./support/cli.js";
@@ -19,14 +22,34 @@ describe("a secure module with its own wording", () => {
     const { code, stdout } = await cli("audit", OWN_WORDING, "--runs", "20", "--seed", "11", "--json", json);
     expect(code, stdout).toBe(0);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
-    // It exports no runAgent, so the calling layer's properties do not apply to it.
+    // It exports no runAgent, so the calling layer's properties do not apply to it, nor those of the
+    // operations beyond read and write, which its tools do not do.
     const callingLayer = (property: (typeof PROPERTIES)[number]) => property.gate === "approval" || property.gate === "agent loop";
-    const expected = PROPERTIES.map((property) => [property.id, callingLayer(property) ? "not-applicable" : property.kind === "guarantee" ? "passed" : "failed"]);
-    expect(report.results.map((result) => [result.id, result.status])).toEqual(expected);
+    const expected = PROPERTIES.map((property) => [property.id, callingLayer(property) || notTheChapters(property.id) ? "not-applicable" : property.kind === "guarantee" ? "passed" : "failed"]);
+    expect(report.results.map((result) => [result.id, result.status])).toEqual([...expected, [COVERAGE_ID, "passed"]]);
     expect(report.summary).toMatchObject({ failed: 0, conformanceDiffers: 2, knownLimits: 1 });
     expect(stdout).toMatch(/^stringField\s+conformance\.fields\s+differs\s/m);
     expect(stdout).toContain("conformance: texts differ from the chapter's (docs/contract.md) in conformance.fields, conformance.truncation; a failure only with --conformance\n");
   }, 180_000); // a whole audit: slow on a loaded machine
+
+  // Shrunk by containment.read at seed 11: a read through `..` of a missing file answered ENOENT, of an
+  // existing one "leaves the workspace", so the answer told what exists beside the workspace.
+  it("answers a read out of the workspace alike whether its file exists (regression: read \"../$sibling1/new.txt\")", async () => {
+    const { createWorkspaceTools } = (await import(`../${OWN_WORDING}`)) as { createWorkspaceTools: (root: string) => { execute(input: unknown): Promise<unknown> }[] };
+    const box = await createSandbox("workspace-gates-conformance-");
+    try {
+      const [read] = createWorkspaceTools(box.root);
+      const path = "../ws-other/new.txt";
+      const missing = await read?.execute({ path });
+      const restore = await box.perturbOutside();
+      const existing = await read?.execute({ path });
+      await restore();
+      expect(existing).toEqual(missing);
+      expect(missing).toMatchObject({ isError: true });
+    } finally {
+      await box.dispose();
+    }
+  });
 
   it("fails the run with --conformance (exit 1), showing the marker's newlines escaped", async () => {
     const { code, stdout } = await cli("audit", OWN_WORDING, "--only", "conformance.truncation,conformance.fields", "--conformance", "--runs", "20", "--seed", "3");
@@ -34,7 +57,7 @@ describe("a secure module with its own wording", () => {
     expect(stdout).toMatch(/^truncation\s+conformance\.truncation\s+FAILED\s/m);
     expect(stdout).toContain('expected the marker "\\n[truncated ');
     expect(stdout).toContain('got "[... ');
-    expect(stdout).toMatch(/^audit: 0 passed, 2 failed, 0 skipped$/m);
+    expect(stdout).toMatch(/^audit: 1 passed, 2 failed, 0 skipped$/m);
   });
 
   it("is no regression against the reference's baseline, unless conformance is asked for", async () => {

@@ -39,7 +39,8 @@ describe("--json", () => {
     const report = JSON.parse(await readFile(files.json, "utf8")) as JsonReport;
     expect(fork.code).toBe(1);
     expect(report).toMatchObject({ schemaVersion: JSON_SCHEMA_VERSION, tool: { name: "workspace-gates", version }, conformance: false });
-    expect(report.summary).toEqual({ total: 3, passed: 1, failed: 1, skipped: 0, notApplicable: 0, knownLimits: 1, conformanceDiffers: 0 });
+    // The three properties, then coverage.tools, which passes: --only leaves read's and write's out.
+    expect(report.summary).toEqual({ total: 4, passed: 2, failed: 1, skipped: 0, notApplicable: 0, knownLimits: 1, conformanceDiffers: 0 });
   });
 });
 
@@ -50,7 +51,7 @@ describe("a failure's reason", () => {
     const text = await readFile(json, "utf8");
     const [result] = (JSON.parse(text) as JsonReport).results;
     expect(code).toBe(1);
-    expect(result?.reason).toMatch(/\$BOX\/ws/);
+    expect(result?.reason).toMatch(/\$BOX\/(ws|WS)\b/);
     expect(text).not.toContain("workspace-gates-audit-");
   });
 });
@@ -68,7 +69,7 @@ describe("--sarif", () => {
       runs: [{ tool: { driver: { rules: { id: string }[] } }; results: { ruleId: string; ruleIndex: number; level: string; message: { text: string }; locations: unknown[]; properties: Record<string, unknown> }[] }];
     };
     const [run] = log.runs;
-    expect(run.tool.driver.rules.map((rule) => rule.id)).toEqual(["isInside.posix", "truncation.read", "limits.hardlink"]);
+    expect(run.tool.driver.rules.map((rule) => rule.id)).toEqual(["isInside.posix", "truncation.read", "limits.hardlink", "coverage.tools"]);
     expect(run.results.map((result) => [result.ruleId, result.level])).toEqual([["isInside.posix", "error"]]);
     const [result] = run.results;
     expect(run.tool.driver.rules[result?.ruleIndex as number]?.id).toBe("isInside.posix");
@@ -83,8 +84,8 @@ describe("--sarif", () => {
 describe("--junit", () => {
   it("has one test case per property: the failure with counterexample and replay, the known limit passing with what it found", async () => {
     const { suites, cases } = parseJUnit(await readFile(files.junit, "utf8"));
-    expect(suites).toMatchObject({ tests: "3", failures: "1", skipped: "0" });
-    expect([...cases.keys()]).toEqual(["isInside.posix", "truncation.read", "limits.hardlink"]);
+    expect(suites).toMatchObject({ tests: "4", failures: "1", skipped: "0" });
+    expect([...cases.keys()]).toEqual(["isInside.posix", "truncation.read", "limits.hardlink", "coverage.tools"]);
     const failure = cases.get("isInside.posix")?.failure;
     expect(failure?.type).toBe("guarantee");
     expect(failure?.["#text"]).toContain(`replay: ${/^ {4}replay: (.+)$/m.exec(fork.stdout)?.[1] as string}`);
@@ -100,8 +101,10 @@ describe("--junit", () => {
     const junit = join(scratch, "skipped.xml");
     await cli("audit", module, "--only", "isInside.posix,containment.read", "--runs", "3", "--seed", "1", "--junit", junit);
     const { suites, cases } = parseJUnit(await readFile(junit, "utf8"));
-    expect(suites).toMatchObject({ tests: "2", failures: "1", skipped: "1" });
+    // coverage.tools is not applicable too: a module without tools offers none to attack.
+    expect(suites).toMatchObject({ tests: "3", failures: "1", skipped: "2" });
     expect(cases.get("containment.read")?.skipped?.message).toBe("needs createWorkspaceTools, which the module does not export");
+    expect(cases.get("coverage.tools")?.skipped?.message).toBe("not applicable: the target offers no tools");
   });
 
   it("escapes markup and writes characters XML cannot hold as \\u{…}", () => {
@@ -111,8 +114,9 @@ describe("--junit", () => {
       runs: 1,
       conformance: false,
       results: [
-        { id: "fields.tools", gate: "stringField", kind: "guarantee", title: "t", status: "failed", runs: 1, cases: 1, timeMs: 5, seed: 1, reason: 'a\u0000b <x> & "q"\nnext', counterexample: "c\u001bd" },
+        { id: "fields.tools", gate: "stringField", kind: "guarantee", title: "t", status: "failed", runs: 1, cases: 1, timeMs: 5, calls: {}, seed: 1, reason: 'a\u0000b <x> & "q"\nnext', counterexample: "c\u001bd" },
       ],
+      coverage: [],
     };
     const { suites, cases } = parseJUnit(toJUnit(toJson(report, "npx workspace-gates audit", [])));
     expect(suites.testsuite.name).toBe('workspace-gates audit of m<&>"');
@@ -165,7 +169,7 @@ describe("cases and runs", () => {
     expect(lengths.length, "shrinking ran more checks").toBeGreaterThan(result.runs);
     expect(passed.every((length) => length < 10) && (lengths[result.runs - 1] ?? 0) >= 10).toBe(true);
     expect(result.cases).toBe(passed.reduce((sum, length) => sum + length, 0) + 1);
-    const text = renderText({ target: "m.mjs", seed: 3, runs: 100, conformance: false, results: [result] }, "npx workspace-gates audit", ["m.mjs"]);
+    const text = renderText({ target: "m.mjs", seed: 3, runs: 100, conformance: false, results: [result], coverage: [] }, "npx workspace-gates audit", ["m.mjs"]);
     expect(text).toMatch(new RegExp(`^isInside\\s+example\\.cases\\s+FAILED\\s+${result.runs}\\s+${result.cases}\\s`, "m"));
     expect(text).toContain(`judged: ${result.cases} cases in ${result.runs} runs\n`);
   });
@@ -188,7 +192,7 @@ describe("a property that cannot judge this target", () => {
     const target = { label: "m.mjs", isInside: () => true };
     const result = await runProperty(property, target, { seed: 1, runs: 5 });
     expect(result).toMatchObject({ status: "not-applicable", runs: 0, reason: "needs a win32 path API the target does not take" });
-    const report: AuditReport = { target: "m.mjs", seed: 1, runs: 5, conformance: false, results: [result] };
+    const report: AuditReport = { target: "m.mjs", seed: 1, runs: 5, conformance: false, results: [result], coverage: [] };
     const text = renderText(report, "npx workspace-gates audit", ["m.mjs"]);
     expect(text).toMatch(/^isInside\s+example\.notApplicable\s+not applicable\s+0\s/m);
     expect(text).toContain("    not applicable: needs a win32 path API the target does not take\n");

@@ -13,7 +13,7 @@ import type { AuditProperty } from "../src/kit/audit/property.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { parseShard, shardBlock } from "../src/kit/audit/shard.js";
-import { referenceTarget } from "../src/kit/audit/target.js";
+import { referenceTarget } from "../src/kit/operations/target.js";
 import { timeShares } from "../src/kit/audit/command.js";
 
 const scratch = useScratch("workspace-gates-shard-test-");
@@ -106,11 +106,14 @@ describe("workspace-gates audit --shard and merge", () => {
     const expected = await counted(wholeFile);
     expect(await counted(mergedFile)).toEqual(expected);
     // containment.read takes a fifth of the runs, and its trees carry several probes, each a case.
-    expect(expected.map(({ id, runs }) => [id, runs])).toEqual([["fields.nulBytes", 30], ["isInside.posix", 30], ["containment.read", 6]]);
+    expect(expected.map(({ id, runs }) => [id, runs])).toEqual([["fields.nulBytes", 30], ["isInside.posix", 30], ["containment.read", 6], ["coverage.tools", 0]]);
     expect(expected.find(({ id }) => id === "containment.read")?.cases).toBeGreaterThan(6 * 5);
     const cases = expected.reduce((sum, result) => sum + result.cases, 0);
-    expect(merged.stdout).toMatch(new RegExp(`^merge: 3 passed, 0 failed, 0 skipped, ${cases} cases$`, "m"));
+    expect(merged.stdout).toMatch(new RegExp(`^merge: 4 passed, 0 failed, 0 skipped, ${cases} cases$`, "m"));
     expect(whole.stdout).toMatch(new RegExp(`^judged: ${cases} cases in 66 runs$`, "m"));
+    // Every shard attacked read; no shard's write was selected: the merged coverage says both.
+    const coverage = (file: string) => readFile(file, "utf8").then((text) => (JSON.parse(text) as JsonReport).coverage.map(({ tool, verdict }) => [tool, verdict]));
+    expect(await coverage(mergedFile)).toEqual(await coverage(wholeFile));
   });
 
   it("a fork that one shard catches fails the merged verdict, in JUnit and SARIF as the unsharded run reports it", async () => {

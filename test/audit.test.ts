@@ -7,10 +7,12 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { notTheChapters } from "./support/chapter-surface.js";
+import { COVERAGE_ID } from "../src/kit/audit/coverage.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { disposeSandboxes } from "../src/kit/audit/property.js";
-import { type AuditTarget, referenceTarget } from "../src/kit/audit/target.js";
+import { type AuditTarget, referenceTarget } from "../src/kit/operations/target.js";
 import { cli as runCli, useScratch } from "./support/cli.js";
 
 const seed = fc.readConfigureGlobal().seed ?? Math.floor(Math.random() * 0x7fffffff);
@@ -25,12 +27,20 @@ describe("the audit on the reference implementation", () => {
     reference = await referenceTarget();
   });
 
-  it.each(PROPERTIES.filter((property) => property.kind !== "limit").map((property) => [property.id, property] as const))(
+  it.each(PROPERTIES.filter((property) => property.kind !== "limit" && !notTheChapters(property.id)).map((property) => [property.id, property] as const))(
     "%s holds",
     async (_id, property) => {
       const result = await runProperty(property, reference, { seed, runs: 25 });
       expect(result, `seed ${seed}: ${result.reason}\n${result.counterexample}`).toMatchObject({ status: "passed", runs: expect.any(Number) });
       expect(result.runs).toBeGreaterThan(0);
+    },
+  );
+
+  it.each(PROPERTIES.filter((property) => notTheChapters(property.id)).map((property) => [property.id, property] as const))(
+    "%s is not applicable: the chapter's tools do not do that",
+    async (_id, property) => {
+      const result = await runProperty(property, reference, { seed, runs: 25 });
+      expect(result).toMatchObject({ status: "not-applicable", runs: 0, reason: expect.stringMatching(/^the target offers no tool that /) });
     },
   );
 
@@ -50,7 +60,10 @@ describeNeeding(LINUX_PROCFS, "the audit on the verified tools (src/verified/con
     expect(code, stdout).toBe(0);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
     expect(report.target).toBe("src/verified/contract.ts");
-    expect(report.results.map((result) => [result.id, result.status])).toEqual(PROPERTIES.map((property) => [property.id, "passed"]));
+    expect(report.results.map((result) => [result.id, result.status])).toEqual([
+      ...PROPERTIES.map((property) => [property.id, notTheChapters(property.id) ? "not-applicable" : "passed"]),
+      [COVERAGE_ID, "passed"],
+    ]);
     expect(stdout).toMatch(/^workspacePath\s+limits\.hardlink\s+passed \(limit closed\)\s/m);
   });
 });
@@ -147,7 +160,7 @@ describe("workspace-gates audit, the command", () => {
     expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+passed\s+3\s+3\s+\d+\.\ds$/m);
     expect(stdout).toMatch(/^workspacePath\s+limits\.hardlink\s+known limit\s+1\s/m);
     expect(stdout).toContain("known limits (fail by design, see SECURITY.md): limits.hardlink");
-    expect(stdout).toMatch(/^audit: 2 passed, 0 failed, 0 skipped$/m);
+    expect(stdout).toMatch(/^audit: 3 passed, 0 failed, 0 skipped$/m);
   });
 
   it("skips what a module does not export, and audits the rest", async () => {
@@ -196,8 +209,17 @@ describe("workspace-gates audit, the command", () => {
     await writeFile(module, "export const isInside = () => false;\n");
     const { code, stdout, stderr } = await cli("audit", module, "--only", "containment.read,fields.tools", "--runs", "1");
     expect(code).toBe(2);
-    expect(stdout).toMatch(/^audit: 0 passed, 0 failed, 2 skipped$/m);
+    expect(stdout).toMatch(/^audit: 0 passed, 0 failed, 2 skipped, 1 not applicable$/m);
     expect(stderr).toMatch(new RegExp(`^audit: nothing was checked: every selected property needs an export ${module} does not have$`, "m"));
+  });
+
+  it("exits 2, not 0, when only coverage was judged: a passing coverage checks nothing by itself", async () => {
+    const module = join(scratchDir.path, "tools-only.mjs");
+    await writeFile(module, `export { createWorkspaceTools } from ${JSON.stringify(join(process.cwd(), "src/index.ts"))};\n`);
+    const { code, stdout, stderr } = await cli("audit", module, "--only", "isInside.posix", "--runs", "1");
+    expect(stdout).toMatch(/^coverage\s+coverage\.tools\s+passed\s/m);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^audit: nothing was checked/m);
   });
 
   it("exits 2 when the module cannot be loaded", async () => {
@@ -214,8 +236,8 @@ describe("workspace-gates audit, the command", () => {
 describe("the fork baseline", () => {
   it("is committed for every property: guarantees passed, known limits failed", async () => {
     const baseline = JSON.parse(await readFile("fixtures/baseline.json", "utf8")) as JsonReport;
-    expect(baseline.results.map((result) => result.id), "regenerate with npm run baseline").toEqual(PROPERTIES.map((property) => property.id));
-    for (const result of baseline.results) expect(result.status, result.id).toBe(result.kind === "limit" ? "failed" : "passed");
+    expect(baseline.results.map((result) => result.id), "regenerate with npm run baseline").toEqual([...PROPERTIES.map((property) => property.id), COVERAGE_ID]);
+    for (const result of baseline.results) expect(result.status, result.id).toBe(result.kind === "limit" ? "failed" : notTheChapters(result.id) ? "not-applicable" : "passed");
   });
 
   it("passes the reference against its own baseline", async () => {

@@ -7,7 +7,7 @@ import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { DEFAULT_RUNS } from "../src/kit/audit/command.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { runProperty } from "../src/kit/audit/run.js";
-import { loadTarget } from "../src/kit/audit/target.js";
+import { loadTarget } from "../src/kit/operations/target.js";
 
 const SEEDS = Array.from({ length: 20 }, (_, index) => index + 1);
 

@@ -7,8 +7,9 @@ import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { fork } from "../fixtures/vulnerable/fork.js";
 import { loopFork } from "../fixtures/vulnerable/loop-fork.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { notTheChapters } from "./support/chapter-surface.js";
 import { runProperty } from "../src/kit/audit/run.js";
-import { loadTarget, targetFromModule } from "../src/kit/audit/target.js";
+import { loadTarget, targetFromModule } from "../src/kit/operations/target.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
 import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "./support/kill-matrix-table.js";
 
@@ -27,7 +28,9 @@ describe("the kill matrix", () => {
     const template = targetFromModule("fork template", { ...fork(), runAgent: loopFork() });
     for (const candidate of PROPERTIES.filter((p) => p.kind === "guarantee")) {
       const result = await runProperty(candidate, template, { seed, runs: 15 });
-      expect(result.status, `${candidate.id}: ${result.reason}\n${result.counterexample}`).toBe("passed");
+      // The chapter's tools read and write: the other operations' properties have nothing to attack.
+      const expected = notTheChapters(candidate.id) ? "not-applicable" : "passed";
+      expect(result.status, `${candidate.id}: ${result.reason}\n${result.counterexample}`).toBe(expected);
     }
     // every guarantee, the calling layer's included, one after the other: minutes on a loaded machine
   }, 300_000);

@@ -6,7 +6,7 @@ import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { DEFAULT_RUNS } from "../src/kit/audit/command.js";
 import { faultsPermissions } from "../src/kit/audit/properties/permissions.js";
 import { runProperty } from "../src/kit/audit/run.js";
-import { loadTarget, referenceTarget } from "../src/kit/audit/target.js";
+import { loadTarget, referenceTarget } from "../src/kit/operations/target.js";
 import { replayDivergences } from "../src/kit/memfs/divergence.js";
 import { MEMFS_DOC, memfsVersion, renderMemfsDoc } from "../src/kit/memfs/doc.js";
 import { type LessonRow, lessonTargets, runLesson } from "../src/kit/memfs/lesson.js";

@@ -80,7 +80,7 @@ describe("toctou on any target", () => {
     expect(code).toBe(escaped ? 1 : controlEscaped ? 0 : 2);
   });
 
-  it("--mcp refuses a mapping that names a mkdir the server lacks (a misspelt name), exit 2, and races without one it did not name", { timeout: 60_000 }, async () => {
+  it("--mcp refuses a mapping that names a mkdir the server lacks (a misspelt name), exit 2, and without one named races the tool it classifies as mkdir", { timeout: 60_000 }, async () => {
     const mappings = await mkdtemp(join(tmpdir(), "toctou-mapping-"));
     try {
       const served = JSON.parse(await readFile("fixtures/mcp/tools-server.json", "utf8")) as Record<string, unknown>;
@@ -93,7 +93,9 @@ describe("toctou on any target", () => {
       const left = join(mappings, "unnamed.json");
       await writeFile(left, JSON.stringify(unnamed));
       const { report } = await toctou<RaceReport>("--attempts", "12", "--seconds", "30", "--mapping", left, "--mcp", "--", ...SERVED_CHAPTER);
-      expect(report?.notApplicable).toEqual({ "mkdir.directory": "the target has no mkdir tool" });
+      // The server lists `mkdir`, the contract's own name for the operation.
+      expect(report?.notApplicable).toEqual({});
+      expect(report?.perOperation["mkdir.directory"]?.attempts).toBeGreaterThan(0);
     } finally {
       await rm(mappings, { recursive: true, force: true });
     }

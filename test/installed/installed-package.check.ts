@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TSX_MISSING } from "../../src/kit/audit/target.js";
+import { TSX_MISSING } from "../../src/kit/operations/target.js";
 import { EXAMPLE_FINDING, arbitrariesExample } from "../support/doc-example.js";
 
 const run = promisify(execFile);

@@ -30,14 +30,16 @@ import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs
 import { guardInterrupts } from "../toctou/interrupt.js";
 import { PROPERTIES } from "./properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.js";
-import { closeSandboxes, disposeSandboxes } from "./property.js";
+import { closeSandboxes, disposeSandboxes, poolSandboxes } from "./property.js";
+import { ROOT_NAMES, rootSpellings } from "./arbitraries/index.js";
 import { progressOn } from "./progress.js";
 import { type AuditReport, type ReplayPrefix, type TargetWords, failsRun, renderText, toJson } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import type { AuditProperty } from "./property.js";
 import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, runProperty } from "./run.js";
 import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "./shard.js";
-import { type AuditTarget, UnusableTarget, loadTarget, referenceTarget } from "./target.js";
+import { type AuditTarget, UnusableTarget, loadTarget, offeredTools, referenceTarget } from "../operations/target.js";
+import { COVERAGE_ID, coverageResult, coverageRows } from "./coverage.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
@@ -52,7 +54,8 @@ export const DEFAULT_TIME_SECONDS = 40;
 
 const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S | --runs N] [--seed N]
                              [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE] [--baseline FILE]
-                             [--only ID[,ID...]] [--path P] [--conformance] [--timeout MS]
+                             [--only ID[,ID...]] [--exclude-tool NAME[,NAME...]] [--path P] [--conformance]
+                             [--timeout MS]
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
                and/or runAgent (default: this package's implementation; docs/contract.md)
@@ -75,7 +78,11 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --baseline FILE
                compare with an earlier --json report (e.g. fixtures/baseline.json, the
                reference's); exit 1 only on a regression
-  --only IDS   run only these properties (comma-separated)
+  --only IDS   run only these properties (comma-separated); coverage then judges only the
+               tools of the operations they attack
+  --exclude-tool NAMES
+               never call these tools of the target, and say so in every report: a tool
+               that takes a path and that nothing attacked fails the audit unless excluded
   --path P     replay one shrunk run (with --seed and a single --only)
   --conformance
                fail the run when a text differs from the chapter's (conformance properties)
@@ -110,8 +117,15 @@ export const auditCommand: CliCommand = {
 };
 
 async function loadAuditTarget(options: AuditArgs): Promise<AuditTarget | McpAuditTarget> {
-  if (options.mcp === undefined) return options.module === undefined ? referenceTarget() : loadTarget(options.module);
-  const target = mcpTarget(options.mcp.command, options.mcp.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(options.mcp.mapping));
+  const excluded = new Map(options.excludeTools.map((name) => [name, "excluded by --exclude-tool"]));
+  if (options.mcp === undefined) {
+    const target = options.module === undefined ? await referenceTarget() : await loadTarget(options.module);
+    const offered = offeredTools(target).map((tool) => tool.name);
+    const unknown = options.excludeTools.filter((name) => !offered.includes(name));
+    if (unknown.length > 0) throw new UnusableTarget(`${target.label}: --exclude-tool names ${unknown.join(", ")}, which its createWorkspaceTools does not return (it returns: ${offered.join(", ") || "no tools"})`);
+    return { ...target, excluded };
+  }
+  const target = mcpTarget(options.mcp.command, options.mcp.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(options.mcp.mapping), excluded);
   await target.prepare();
   return target;
 }
@@ -160,7 +174,11 @@ async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditA
   if (written !== undefined) return cannot(io, written);
   if ("serverFailure" in target && target.serverFailure !== undefined)
     return cannot(io, `the MCP server failed during the audit, so the verdict cannot stand: ${target.serverFailure}`);
-  if (!report.results.some((result) => result.status === "passed" || result.status === "failed"))
+  const trouble = report.results.find((result) => result.targetTrouble !== undefined);
+  if (trouble !== undefined)
+    return cannot(io, `the target stopped answering during ${trouble.id} and not when the case was done again, so its trouble is its own and the verdict cannot stand: ${trouble.targetTrouble}`);
+  // Coverage judges the properties' calls: on its own it checked nothing.
+  if (!report.results.some((result) => result.id !== COVERAGE_ID && (result.status === "passed" || result.status === "failed")))
     return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
   if (baseline === undefined) return report.results.some((result) => failsRun(result, options.conformance)) ? 1 : 0;
   const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results, options.conformance);
@@ -178,10 +196,14 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
     ...(options.shard === undefined ? {} : { shard: options.shard }),
     conformance: options.conformance,
     results: [],
+    coverage: [],
   };
   const selected = PROPERTIES.filter((property) => options.only === undefined || options.only.includes(property.id));
   const timed = new Set(selected.filter((property) => property.maxRuns === undefined && notRun(property, target) === undefined));
   const shares = timeShares(options.time * 1_000, timed.size);
+  // A target whose tools start slowly (an MCP server per root) starts them for every root the
+  // properties draw, a few at a time, while the first properties run.
+  if (target.warm !== undefined) await poolSandboxes(ROOT_NAMES, (box) => target.warm?.(rootSpellings(box)));
   const progress = progressOn(io);
   const aborted = new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined), { once: true }));
   try {
@@ -211,7 +233,13 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
     // while it prints. closeSandboxes also lets the case still running end first, and refuses new ones.
     await (signal.aborted ? closeSandboxes() : disposeSandboxes());
   }
-  if (signal.aborted) report.interrupted = messageOf(signal.reason);
+  if (signal.aborted) {
+    // What did not run attacked nothing, and the report says only what ran.
+    report.interrupted = messageOf(signal.reason);
+    return report;
+  }
+  report.coverage = coverageRows(offeredTools(target), report.results, options.only);
+  report.results.push(coverageResult(report.coverage, options.seed));
   return report;
 }
 
@@ -311,6 +339,7 @@ interface AuditArgs {
   sarif?: string;
   baseline?: string;
   only?: string[];
+  excludeTools: string[];
   path?: string;
   conformance: boolean;
   timeoutMs: number;
@@ -331,6 +360,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       sarif: { type: "string" },
       baseline: { type: "string" },
       only: { type: "string", multiple: true },
+      "exclude-tool": { type: "string", multiple: true },
       path: { type: "string" },
       conformance: { type: "boolean" },
       timeout: { type: "string" },
@@ -365,6 +395,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     ...(values.sarif === undefined ? {} : { sarif: values.sarif }),
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     ...(only === undefined ? {} : { only }),
+    excludeTools: (values["exclude-tool"] ?? []).flatMap((names) => names.split(",")).filter((name) => name !== ""),
     ...(values.path === undefined ? {} : { path: values.path }),
     conformance: values.conformance === true,
     timeoutMs: positiveInteger("--timeout", values.timeout, DEFAULT_CASE_TIMEOUT_MS),

@@ -14,6 +14,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
 import { type JsonReport, type JsonResult, failsRun, summarize, total } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
+import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
+import type { PropertyResult } from "./run.js";
+import { type CallCount, addCalls } from "../operations/surface.js";
 
 /** Shards that do not make up one run. */
 export class MergeError extends Error {}
@@ -37,19 +40,33 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
     if (seen.has(shard.index)) throw new MergeError(`shard ${shard.index}/${count} is given twice`);
     if (report.results.map((result) => result.id).join() !== first.results.map((result) => result.id).join())
       throw new MergeError(`shard ${shard.index}/${count} ran other properties than shard ${first.shard?.index}/${count}`);
+    if (report.coverage.map((row) => row.tool).join() !== first.coverage.map((row) => row.tool).join())
+      throw new MergeError(`shard ${shard.index}/${count} audited a target with other tools than shard ${first.shard?.index}/${count}`);
     seen.add(shard.index);
   }
   const missing = Array.from({ length: count }, (_, index) => index + 1).filter((index) => !seen.has(index));
   if (missing.length > 0) throw new MergeError(`missing shard${missing.length > 1 ? "s" : ""} ${missing.map((index) => `${index}/${count}`).join(", ")}`);
   const ordered = [...reports].sort((a, b) => (a.shard?.index ?? 0) - (b.shard?.index ?? 0));
   const { shard: _shard, ...common } = first;
-  const results = first.results.map((result, position) => mergeResult(ordered.map((report) => report.results[position] ?? result)));
-  return { ...common, summary: summarize(results, first.conformance), results };
+  // Coverage is judged again from the calls of every shard together.
+  const coverage = mergeCoverage(ordered.map((report) => report.coverage));
+  const judged = coverageResult(coverage, first.seed);
+  const results = first.results.map((result, position) =>
+    result.id === COVERAGE_ID ? { ...result, ...jsonOf(judged) } : mergeResult(ordered.map((report) => report.results[position] ?? result)),
+  );
+  return { ...common, coverage, summary: summarize(results, first.conformance), results };
+}
+
+/** A result's JSON fields (a coverage result has no replay). */
+function jsonOf({ seed: _seed, path: _path, missing: _missing, targetTrouble: _trouble, ...fields }: PropertyResult): JsonResult {
+  return fields;
 }
 
 function mergeResult(shards: readonly JsonResult[]): JsonResult {
   const [first] = shards as [JsonResult, ...JsonResult[]];
-  const added = { runs: total(shards, "runs"), cases: total(shards, "cases"), timeMs: total(shards, "timeMs") };
+  const calls: CallCount = new Map();
+  for (const shard of shards) addCalls(calls, new Map(Object.entries(shard.calls)));
+  const added = { runs: total(shards, "runs"), cases: total(shards, "cases"), timeMs: total(shards, "timeMs"), calls: Object.fromEntries(calls) };
   const failed = shards.find((result) => result.status === "failed");
   if (failed !== undefined) return { ...failed, ...added };
   const statuses = new Set(shards.map((result) => result.status));

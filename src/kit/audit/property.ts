@@ -18,10 +18,11 @@
 import { dirname } from "node:path";
 import type fc from "fast-check";
 import { type Sandbox, auditTempDir, createSandbox } from "../sandbox/sandbox.js";
-import type { AuditTarget, ContractExport } from "./target.js";
-import type { Tool } from "../../gates/tool.js";
+import { type AuditTarget, type ContractExport, TargetStopped } from "../operations/target.js";
+import { type Consequence, ORACLES, type OracleId } from "../operations/catalog.js";
+import type { Tool, ToolResult } from "../../gates/tool.js";
 
-export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits" | "approval" | "agent loop";
+export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits" | "approval" | "agent loop" | "coverage";
 
 export type PropertyKind = "guarantee" | "limit" | "conformance";
 
@@ -48,11 +49,19 @@ export interface AuditProperty<T = unknown> {
   render(value: T): string;
 }
 
-/** A broken rule, as opposed to a crash of the property itself. */
-export class Violation extends Error {}
+/** A broken rule, as opposed to a crash of the property itself: what it means, where the rule says. */
+export class Violation extends Error {
+  constructor(
+    message: string,
+    readonly consequence?: Consequence,
+  ) {
+    super(message);
+  }
+}
 
-export function violation(message: string): never {
-  throw new Violation(message);
+/** Breaks the rule `message` states; an oracle of the catalogue names the consequence. */
+export function violation(message: string, oracle?: OracleId): never {
+  throw new Violation(message, oracle === undefined ? undefined : ORACLES[oracle].consequence);
 }
 
 // Sandboxes whose reset proved them as new, kept for the next run, by root name: creating one costs
@@ -63,13 +72,15 @@ const busySandboxes = new Set<Sandbox>();
 let closed = false;
 // Sandboxes disposeSandboxes has taken away: a late case must neither reuse nor pool them.
 const removed = new WeakSet<Sandbox>();
+// Sandboxes that went back to the pool at least once: proved reusable, so worth preparing for.
+const pooledOnce = new WeakSet<Sandbox>();
 
 /**
  * Runs `body` in a sandbox as new (fresh, or reset) whose root is named `rootName` (default `ws`),
  * then requires the canaries beside the workspace to be untouched. A sandbox that cannot be reset is
- * disposed.
+ * disposed; one that goes back to the pool for the first time is handed to `onPooled`.
  */
-export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootName = "ws" }: { rootName?: string } = {}): Promise<R> {
+export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootName = "ws", onPooled }: { rootName?: string; onPooled?: (box: Sandbox) => void } = {}): Promise<R> {
   if (closed) throw new Error(STOPPED);
   const idle = idleSandboxes.get(rootName) ?? [];
   idleSandboxes.set(rootName, idle);
@@ -86,22 +97,33 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
   try {
     const answer = await body(box);
     const changes = await box.canaryChanges();
-    if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`);
+    if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`, "outsideChanged");
     canariesChecked = true;
     return answer;
   } catch (error) {
     // The reason names paths as the counterexample does, so a report holds no temp path of this run.
-    if (error instanceof Violation) throw new Violation(error.message.replaceAll(dirname(box.outside), "$BOX"));
+    if (error instanceof Violation) throw new Violation(portable(box, error.message), error.consequence);
+    if (error instanceof TargetStopped) throw new TargetStopped(portable(box, error.message), error.how);
     throw error;
   } finally {
     busySandboxes.delete(box);
     // A case that outlived its property (a hang) may find its sandbox removed under it, even while
     // it resets it: such a sandbox must not go back to the pool.
-    if (!closed && !removed.has(box) && (await box.reset({ canariesChecked })) && !removed.has(box)) idle.push(box);
-    else if (!removed.has(box)) await box.dispose();
+    if (!closed && !removed.has(box) && (await box.reset({ canariesChecked })) && !removed.has(box)) {
+      idle.push(box);
+      if (!pooledOnce.has(box)) {
+        pooledOnce.add(box);
+        onPooled?.(box);
+      }
+    } else if (!removed.has(box)) await box.dispose();
     runningCases.delete(running);
     finished();
   }
+}
+
+/** A text with the sandbox's own path written `$BOX`, as counterexamples name it on every machine. */
+export function portable(box: Sandbox, text: string): string {
+  return text.replaceAll(dirname(box.outside), "$BOX");
 }
 
 const STOPPED = "the audit has stopped: no new sandbox";
@@ -121,6 +143,22 @@ export async function disposeSandboxes({ keepIdle = false }: { keepIdle?: boolea
   for (const box of all) removed.add(box);
   busySandboxes.clear();
   await Promise.all(all.map((box) => box.dispose()));
+}
+
+/**
+ * Makes a sandbox for each root name that has none idle, puts it in the pool and hands it to
+ * `onPooled`: what a target needs on those roots (an MCP server per spelling) can start at once.
+ */
+export async function poolSandboxes(rootNames: readonly string[], onPooled: (box: Sandbox) => void): Promise<void> {
+  for (const rootName of rootNames) {
+    const idle = idleSandboxes.get(rootName) ?? [];
+    idleSandboxes.set(rootName, idle);
+    if (idle.length > 0) continue;
+    const box = await newSandbox(rootName);
+    idle.push(box);
+    pooledOnce.add(box);
+    onPooled(box);
+  }
 }
 
 /** Sandboxes being made now: one may land after the audit has stopped, and must go too. */
@@ -171,12 +209,47 @@ export function toolsOf(target: AuditTarget, root: string, options?: object): Na
 }
 
 /** Calls a tool as the agent loop would; a rejected promise is itself a violation of the contract. */
-export async function execute(tool: Tool, input: unknown, signal?: AbortSignal) {
+export function execute(tool: Tool, input: unknown, signal?: AbortSignal): Promise<ToolResult> {
+  return answered(`${tool.spec.name}.execute`, tool.execute(input, signal));
+}
+
+/**
+ * A tool's answer; a rejection is a violation of the contract, except a target that stopped answering
+ * (`TargetStopped`), which the runner judges on its own (run.ts).
+ */
+export async function answered(call: string, answer: Promise<ToolResult>): Promise<ToolResult> {
   try {
-    return await tool.execute(input, signal);
+    return await answer;
   } catch (error) {
-    return violation(`${tool.spec.name}.execute threw instead of answering isError: ${String(error)}`);
+    if (error instanceof TargetStopped) throw error;
+    return violation(`${call} threw instead of answering isError: ${String(error)}`);
   }
+}
+
+/** Calls at most this many tools at once where a property's oracle lets calls overlap. */
+export const CALLS_IN_FLIGHT = 8;
+
+/**
+ * `call` on every item, at most `limit` at once, answered in the items' order. Every call has settled
+ * before it answers or throws (the first error), so none goes on in a sandbox that is being reset.
+ */
+export async function inFlight<T, R>(items: readonly T[], call: (item: T) => Promise<R>, limit = CALLS_IN_FLIGHT): Promise<R[]> {
+  const settled: PromiseSettledResult<R>[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      try {
+        settled[index] = { status: "fulfilled", value: await call(items[index] as T) };
+      } catch (reason) {
+        settled[index] = { status: "rejected", reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<R>).value);
 }
 
 /** The trivially correct containment test on canonical paths. */

@@ -17,6 +17,7 @@ import { shellWord } from "../shell-word.js";
 import { VERSION } from "../version.js";
 import { namedTwins } from "../sandbox/root-twins.js";
 import type { Shard } from "./shard.js";
+import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
 export const JSON_SCHEMA_VERSION = 2;
@@ -35,6 +36,8 @@ export interface AuditReport {
   conformance: boolean;
   /** Set when the run stopped before every property ran (Ctrl-C): what stopped it. */
   interrupted?: string;
+  /** Every tool the target offers, attacked or not (coverage.ts); its verdict is the `coverage.tools` result. */
+  coverage: CoverageRow[];
 }
 
 export interface Summary {
@@ -63,6 +66,8 @@ export interface JsonReport {
   /** The module under audit, when the target is one (an MCP server has no file to point at). */
   module?: string;
   summary: Summary;
+  /** Every tool the target offers: what it plays, which properties called it and how often, or why none did. */
+  coverage: CoverageRow[];
   results: {
     id: string;
     gate: string;
@@ -72,6 +77,9 @@ export interface JsonReport {
     runs: number;
     cases: number;
     timeMs: number;
+    /** Calls of each of the target's tools, by its own name. */
+    calls: Record<string, number>;
+    consequence?: PropertyResult["consequence"];
     counterexample?: string;
     reason?: string;
     missing?: string[];
@@ -93,7 +101,8 @@ export function targetModule(target: TargetWords): string | undefined {
 }
 
 export function replayCommand(prefix: ReplayPrefix, target: TargetWords, result: PropertyResult): string | undefined {
-  if (result.status !== "failed") return undefined;
+  // Coverage is judged from the whole run: no one case replays it.
+  if (result.status !== "failed" || result.id === COVERAGE_ID) return undefined;
   // Whatever follows `--` belongs to the server's command, so it ends the line.
   const cut = target.includes("--") ? target.indexOf("--") : target.length;
   const parts = [...target.slice(0, cut), "--only", result.id, "--seed", String(result.seed)];
@@ -133,6 +142,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
     ...(report.interrupted === undefined ? {} : { interrupted: report.interrupted }),
     ...(module === undefined ? {} : { module }),
     summary: summarize(report.results, report.conformance),
+    coverage: report.coverage,
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, target, result);
       return {
@@ -144,6 +154,8 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         runs: result.runs,
         cases: result.cases,
         timeMs: result.timeMs,
+        calls: result.calls,
+        ...(result.consequence === undefined ? {} : { consequence: result.consequence }),
         ...(result.counterexample === undefined ? {} : { counterexample: result.counterexample }),
         ...(result.reason === undefined ? {} : { reason: result.reason }),
         ...(result.missing === undefined ? {} : { missing: result.missing }),
@@ -172,7 +184,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const limits = ids((result) => result.kind === "limit" && result.status === "failed");
   const differs = ids((result) => result.kind === "conformance" && result.status === "failed");
   const summary = summarize(report.results, report.conformance);
-  lines.push("");
+  lines.push("", ...renderCoverage(report.coverage));
   if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
   if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
@@ -217,6 +229,7 @@ function failureDetail(result: PropertyResult, replay: string | undefined): stri
   const indent = (text: string) => text.split("\n").map((line) => `      ${line}`);
   return [
     `    rule: ${result.title}`,
+    ...(result.consequence === undefined ? [] : [`    consequence: ${result.consequence}`]),
     `    broken: ${result.reason ?? "(no reason given)"}`.split("\n").join("\n      "),
     "    counterexample:",
     ...indent(result.counterexample ?? "(none)"),

@@ -11,8 +11,10 @@
  * patches globals affects later properties).
  */
 import fc from "fast-check";
-import { type AuditProperty, type Gate, type PropertyKind, Violation, disposeSandboxes } from "./property.js";
-import type { AuditTarget } from "./target.js";
+import { type AuditProperty, type Gate, type PropertyKind, Violation, disposeSandboxes, settle } from "./property.js";
+import type { Consequence } from "../operations/catalog.js";
+import { type CallCount, addCalls, recordingCalls } from "../operations/surface.js";
+import { type AuditTarget, TargetStopped } from "../operations/target.js";
 
 export interface RunOptions {
   seed: number;
@@ -57,6 +59,15 @@ export interface PropertyResult {
   /** fast-check's path to the shrunk counterexample, for `--path` replays. */
   path?: string;
   missing?: string[];
+  /** What the failure means, where the broken rule says (operations/catalog.ts). */
+  consequence?: Consequence;
+  /** Calls of each of the target's tools, by its own name, in the runs counted above: what the property attacked. */
+  calls: Record<string, number>;
+  /**
+   * The target stopped answering in a case and not when the case was done again on a fresh process:
+   * its trouble is its own, not the case's, and no verdict of this audit stands on it.
+   */
+  targetTrouble?: string;
 }
 
 // Long enough for a run of sequences.bash on a loaded 2-core machine; short enough that a fork whose
@@ -78,7 +89,7 @@ export function notRun(property: AuditProperty<unknown>, target: AuditTarget): {
 export async function runProperty<T>(property: AuditProperty<T>, target: AuditTarget, options: RunOptions): Promise<PropertyResult> {
   const common = { id: property.id, gate: property.gate, kind: property.kind, title: property.title, seed: options.seed };
   const unchecked = notRun(property as AuditProperty<unknown>, target);
-  if (unchecked !== undefined) return { ...common, ...unchecked, runs: 0, cases: 0, timeMs: 0 };
+  if (unchecked !== undefined) return { ...common, ...unchecked, runs: 0, cases: 0, timeMs: 0, calls: {} };
   const timeoutMs = options.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS;
   let started = 0;
   let hung = false;
@@ -86,20 +97,47 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   // stops there); the shrink candidates after it are not cases of the budget.
   let cases = 0;
   let shrinking = false;
+  let targetTrouble: string | undefined;
+  const calls: CallCount = new Map();
+  const once = async (value: T) => {
+    if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
+      hung = true;
+      throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`, "unavailable");
+    }
+  };
+  /**
+   * A case, with a target that stops answering judged by doing the case again: the target is then a
+   * fresh process (mcp/target.ts), so a case that stops it again stops it by itself, a finding; one
+   * that does not leaves the target's own trouble, which no verdict stands on. While shrinking, a stop
+   * is taken as a failure: the case shrunk from already stopped a fresh process.
+   */
+  const judge = async (value: T) => {
+    try {
+      await once(value);
+    } catch (error) {
+      if (!(error instanceof TargetStopped)) throw error;
+      const again = shrinking ? ({ ok: false, error } as const) : await settle(once(value));
+      if (again.ok) {
+        targetTrouble ??= error.message;
+        return;
+      }
+      if (!(again.error instanceof TargetStopped)) throw again.error;
+      // A hang is not shrunk: every smaller case that hangs would wait out the timeout too.
+      if (error.how === "hung") hung = true;
+      throw new Violation(`the target stopped answering (${error.how === "hung" ? "it left a call unanswered" : "its process exited"}) in this case, and again when the case was done on a fresh process: ${error.message}`, "unavailable");
+    }
+  };
   const predicate = async (value: T) => {
     // After a hang, every shrink candidate would wait out the timeout too: passing them all keeps the
     // case that hung as the counterexample, and its path replays it.
     if (hung) return;
     options.onCase?.(++started);
-    try {
-      if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
-        hung = true;
-        throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`);
-      }
-    } catch (error) {
+    const recorded = await recordingCalls(() => settle(judge(value)));
+    if (!shrinking) addCalls(calls, recorded.calls);
+    if (!recorded.answer.ok) {
       if (!shrinking) cases += 1;
       shrinking = true;
-      throw error;
+      throw recorded.answer.error;
     }
     if (!shrinking) cases += property.casesIn?.(value) ?? 1;
   };
@@ -114,16 +152,17 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     })
     .finally(() => disposeSandboxes({ keepIdle: options.keepSandboxes === true }));
   const timeMs = Math.round(performance.now() - startedAt);
-  if (!details.failed) return { ...common, status: "passed", runs: details.numRuns, cases, timeMs };
+  const counted = { runs: details.numRuns, cases, timeMs, calls: Object.fromEntries(calls), ...(targetTrouble === undefined ? {} : { targetTrouble }) };
+  if (!details.failed) return { ...common, status: "passed", ...counted };
   const [value] = details.counterexample ?? [];
+  const { errorInstance } = details;
   return {
     ...common,
     status: "failed",
-    runs: details.numRuns,
-    cases,
-    timeMs,
+    ...counted,
     counterexample: value === undefined ? "(none)" : property.render(value),
-    reason: describeFailure(details.errorInstance),
+    reason: describeFailure(errorInstance),
+    ...(errorInstance instanceof Violation && errorInstance.consequence !== undefined ? { consequence: errorInstance.consequence } : {}),
     ...(details.counterexamplePath === null ? {} : { path: details.counterexamplePath }),
   };
 }

@@ -2,19 +2,21 @@
  * One MCP server process over stdio, driven by the official SDK client: the kit's only MCP client.
  *
  * Promises: `connectServer` starts the command with `{root}` replaced by the root (or the root
- * appended when no word holds the placeholder), initializes and lists the tools within
- * `START_TIMEOUT_MS`, and otherwise throws `McpServerError` with the end of the server's stderr,
- * leaving no process. `call` answers `{ text, isError }`: `isError` from the result, or a JSON-RPC
- * error answer; a server that exits, or does not answer within `CALL_TIMEOUT_MS`, makes `call` throw
- * `McpServerError`, never a quiet error answer (a dead server refuses everything, which would pass
- * every containment property). `close` ends the server and, on Linux, every process it started, in a
- * bounded time.
+ * appended when no word holds the placeholder), initializes and lists the tools (names, descriptions,
+ * input schemas) within `START_TIMEOUT_MS`, and otherwise throws `McpServerError` with the end of the
+ * server's stderr, leaving no process. `call` answers `{ text, isError }`: the text is everything the
+ * result shows (`answerText`), `isError` from the result or a JSON-RPC error answer; a server that
+ * exits, or does not answer within `CALL_TIMEOUT_MS`, makes `call` throw `TargetStopped`, never a
+ * quiet error answer (a dead server refuses everything, which would pass every containment property).
+ * `close` ends the server and, on Linux, every process it started, in a bounded time.
  * Does not promise: anything about what the server does with the files; that is what the audit checks.
  */
 import { readFile, readdir } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolDescription } from "../operations/classify.js";
+import { TargetStopped } from "../operations/target.js";
 
 /** Room for `npx -y` to fetch a package on the first start. */
 export const START_TIMEOUT_MS = 60_000;
@@ -22,7 +24,7 @@ export const CALL_TIMEOUT_MS = 20_000;
 export const ROOT_PLACEHOLDER = "{root}";
 const STDERR_TAIL_CHARS = 2_000;
 
-/** The server could not be started, exited, or stopped answering: the audit cannot judge it. */
+/** The server could not be started, or lacks what the mapping names: the audit cannot judge it. */
 export class McpServerError extends Error {}
 
 export interface McpAnswer {
@@ -32,7 +34,11 @@ export interface McpAnswer {
 
 export interface McpConnection {
   readonly pid: number | undefined;
+  /** What `tools/list` answered: each tool's name, description and input schema. */
+  readonly tools: readonly ToolDescription[];
   readonly toolNames: readonly string[];
+  /** Whether the process has exited (after a call that killed it, or on its own). */
+  readonly exited: boolean;
   call(tool: string, args: Record<string, unknown>): Promise<McpAnswer>;
   close(): Promise<void>;
 }
@@ -79,32 +85,74 @@ export async function connectServer(words: readonly string[], root: string, time
     await client.close().catch(() => {});
     await Promise.all(family.map(killIfStillRunning));
   };
-  let toolNames: string[];
+  let tools: ToolDescription[];
   try {
     await client.connect(transport, { timeout: timeoutMs });
-    toolNames = (await client.listTools(undefined, { timeout: timeoutMs })).tools.map((tool) => tool.name);
+    tools = (await client.listTools(undefined, { timeout: timeoutMs })).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
   } catch (error) {
     await close();
     throw new McpServerError(`the MCP server did not start: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
   }
   return {
     pid: transport.spawnedPid,
-    toolNames,
+    tools,
+    toolNames: tools.map((tool) => tool.name),
+    get exited() {
+      return exited;
+    },
     close,
     async call(tool, toolArgs) {
-      if (exited) throw new McpServerError(`the MCP server exited before a call to ${tool}\n  command: ${where()}`);
+      if (exited) throw new TargetStopped(`the MCP server had exited before a call to ${tool}\n  command: ${where()}`, "exited");
       try {
         const result = await client.callTool({ name: tool, arguments: toolArgs }, undefined, { timeout: CALL_TIMEOUT_MS });
-        const content = Array.isArray(result.content) ? (result.content as { type: string; text?: unknown }[]) : [];
-        const text = content.map((item) => (item.type === "text" && typeof item.text === "string" ? item.text : "")).join("");
-        return { text, isError: result.isError === true };
+        return { text: answerText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
       } catch (error) {
-        const gone = exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout;
-        if (gone) throw new McpServerError(`${tool} got no answer: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
+        const message = error instanceof Error ? error.message : String(error);
+        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
+          throw new TargetStopped(`${tool} got no answer within ${CALL_TIMEOUT_MS} ms: ${message}\n  command: ${where()}`, "hung");
+        if (exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
+          throw new TargetStopped(`the MCP server exited during a call to ${tool}: ${message}\n  command: ${where()}`, "exited");
         return { text: error.message, isError: true };
       }
     },
   };
+}
+
+/**
+ * Everything a result shows the model, as one text: each content block (a text; an image's, audio's or
+ * embedded resource's bytes decoded from base64, since a secret read as media is still read; a
+ * resource's text or link), then the structured content as JSON.
+ */
+export function answerText(result: { content?: unknown; structuredContent?: unknown }): string {
+  const blocks = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
+  const decoded = (base64: unknown) => (typeof base64 === "string" ? Buffer.from(base64, "base64").toString("utf8") : "");
+  const parts = blocks.map((block) => {
+    const resource = (typeof block.resource === "object" && block.resource !== null ? block.resource : {}) as Record<string, unknown>;
+    switch (block.type) {
+      case "text":
+        return typeof block.text === "string" ? block.text : "";
+      case "image":
+      case "audio":
+        return decoded(block.data);
+      case "resource":
+        return typeof resource.text === "string" ? resource.text : decoded(resource.blob);
+      case "resource_link":
+        return typeof block.uri === "string" ? block.uri : "";
+      default:
+        return "";
+    }
+  });
+  const text = parts.join("\n");
+  // Most servers repeat their text as structured content; only what it adds is added.
+  const adds = stringLeaves(result.structuredContent).some((leaf) => !text.includes(leaf));
+  return adds ? `${text}\n${JSON.stringify(result.structuredContent)}` : text;
+}
+
+function stringLeaves(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (typeof value === "number" || typeof value === "boolean") return [String(value)];
+  if (typeof value !== "object" || value === null) return [];
+  return Object.values(value).flatMap(stringLeaves);
 }
 
 /** A process, with its start time so a reused pid is never mistaken for it. */

@@ -1,6 +1,7 @@
 /**
- * Which MCP tools play the audit's `read` and `write` (and the race's `mkdir`), and how to talk to
- * them (docs/contract.md, "Auditing an MCP server", documents the file format).
+ * Which MCP tools play the audit's `read` and `write`, what any other tool does where the kit's own
+ * classification (operations/classify.ts) is wrong or silent, which tools are excluded, and how to
+ * talk to them (docs/contract.md, "Auditing an MCP server", documents the file format).
  *
  * Promises: `parseMapping` accepts exactly the documented JSON shape and otherwise throws an Error
  * naming the file and the field that breaks the rule; what it returns is complete (defaults filled
@@ -8,15 +9,17 @@
  * Does not promise: that the named tools exist on a server; the client checks that with `listTools`.
  */
 import { readFile } from "node:fs/promises";
+import { OPERATIONS, type OperationId, type Role } from "../operations/catalog.js";
+import type { ToolOverride } from "../operations/classify.js";
 
 export interface McpMapping {
-  read: { tool: string; path: string };
-  write: { tool: string; path: string; content: string };
-  /**
-   * Raced by `toctou` when the server lists it; the audit does not call it. `named`: the mapping file
-   * names it, so a server without it is an error, as for read and write, not a tool it lacks.
-   */
+  /** `named`: the mapping file names it, so a server without it is an error; otherwise a server without it plays read with the first tool classified so. */
+  read: { tool: string; path: string; named: boolean };
+  write: { tool: string; path: string; content: string; named: boolean };
+  /** A tool that plays mkdir; `named` as for read and write. */
   mkdir: { tool: string; path: string; named: boolean };
+  /** Tools by name: what each plays, or why it is excluded, where the classification is not to be trusted. */
+  tools: Readonly<Record<string, ToolOverride>>;
   /** `absolute`: a relative candidate is sent as `<root>/<candidate>` (the raw text, never normalized). */
   paths: "absolute" | "relative";
   /** `chapter`: the server truncates reads the chapter's way, so `truncation.read` applies. */
@@ -26,9 +29,10 @@ export interface McpMapping {
 }
 
 export const FILESYSTEM_SERVER_MAPPING: McpMapping = {
-  read: { tool: "read_text_file", path: "path" },
-  write: { tool: "write_file", path: "path", content: "content" },
+  read: { tool: "read_text_file", path: "path", named: false },
+  write: { tool: "write_file", path: "path", content: "content", named: false },
   mkdir: { tool: "create_directory", path: "path", named: false },
+  tools: {},
   paths: "absolute",
   truncation: "none",
 };
@@ -60,7 +64,7 @@ export function parseMapping(text: string, file: string): McpMapping {
     const unknown = Object.keys(record).filter((key) => !keys.includes(key));
     if (unknown.length > 0) fail(`${where} has unknown field ${unknown.join(", ")} (known: ${keys.join(", ")})`);
   };
-  known(root, "the mapping", ["read", "write", "mkdir", "paths", "truncation", "errorText"]);
+  known(root, "the mapping", ["read", "write", "mkdir", "tools", "paths", "truncation", "errorText"]);
   const name = (record: Record<string, unknown>, key: string, where: string, fallback: string): string => {
     const value = record[key] ?? fallback;
     return typeof value === "string" && value !== "" ? value : fail(`${where}.${key} must be a non-empty string`);
@@ -85,14 +89,33 @@ export function parseMapping(text: string, file: string): McpMapping {
       fail(`errorText is not a regular expression: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  const tools = Object.fromEntries(
+    Object.entries(object(root.tools ?? {}, "tools")).map(([tool, value]): [string, ToolOverride] => {
+      const where = `tools.${tool}`;
+      const entry = object(value, where);
+      if (entry.exclude !== undefined) {
+        known(entry, where, ["exclude"]);
+        return [tool, { exclude: name(entry, "exclude", where, "") }];
+      }
+      known(entry, where, ["operation", "arguments", "fixed"]);
+      const ids = OPERATIONS.map((known) => known.id);
+      if (!ids.includes(entry.operation as OperationId)) fail(`${where}.operation must be one of ${ids.map((id) => JSON.stringify(id)).join(", ")} (or give "exclude" with the reason)`);
+      const args = object(entry.arguments ?? {}, `${where}.arguments`);
+      known(args, `${where}.arguments`, ["path", "paths", "source", "destination", "pattern", "content", "oldText", "newText", "edits"]);
+      for (const role of Object.keys(args)) name(args, role, `${where}.arguments`, "");
+      return [tool, { operation: entry.operation as OperationId, arguments: args as Partial<Record<Role | "edits", string>>, fixed: object(entry.fixed ?? {}, `${where}.fixed`) }];
+    }),
+  );
   return {
-    read: { tool: name(read, "tool", "read", defaults.read.tool), path: name(read, "path", "read", defaults.read.path) },
+    read: { tool: name(read, "tool", "read", defaults.read.tool), path: name(read, "path", "read", defaults.read.path), named: root.read !== undefined },
     write: {
       tool: name(write, "tool", "write", defaults.write.tool),
       path: name(write, "path", "write", defaults.write.path),
       content: name(write, "content", "write", defaults.write.content),
+      named: root.write !== undefined,
     },
     mkdir: { tool: name(mkdir, "tool", "mkdir", defaults.mkdir.tool), path: name(mkdir, "path", "mkdir", defaults.mkdir.path), named: root.mkdir !== undefined },
+    tools,
     paths: oneOf("paths", ["absolute", "relative"] as const, defaults.paths),
     truncation: oneOf("truncation", ["chapter", "none"] as const, defaults.truncation),
     ...(errorText === undefined ? {} : { errorText: errorText as string }),

@@ -1,18 +1,21 @@
 /**
- * An MCP server as an audit target: its tools, named by the mapping, play `read` and `write`; `bash`
- * is the audit's own shell beside the server (sequences change the workspace with it, never with the
- * server's tools).
+ * An MCP server as an audit target: every tool it lists, classified (operations/classify.ts, with the
+ * mapping's corrections), makes its surface; the mapping's read and write also play the `read` and
+ * `write` of the properties that need one of each, and `bash` is the audit's own shell beside the
+ * server (sequences change the workspace with it, never with the server's tools).
  *
- * Promises: `prepare` starts the server once on a scratch directory and checks with `listTools` that
- * the mapped read and write exist (and mkdir, when the mapping file names it; otherwise it notes
- * whether the default one does), throwing an Error that names the missing tool and the ones there are.
- * During the audit there is one server per workspace root, started at the first call on that root
- * and kept for that root's later cases; a server whose root's folder was removed (its sandbox is
- * gone) is closed when the next one starts, and `dispose` closes them all. Properties that cannot
- * apply to a process (`isInside` and `workspacePath` are not exported, fs faults cannot be injected,
- * inputs JSON cannot carry, the chapter's messages and, unless the mapping says so, its truncation)
- * are listed in `notApplicable` with the reason. A server that fails during the audit is kept in
- * `serverFailure`, and the audit cannot end green (see command.ts).
+ * Promises: `prepare` starts the server once on a scratch directory, keeps what `tools/list` answered
+ * and checks that the tools the mapping file names exist (read and write also when it names none: the
+ * official server's, or else the first tool classified so), throwing an Error that names the missing
+ * tool and the ones there are. During the audit there is one server per workspace root, started at
+ * the first call on that root, or ahead of it by `warm`, and kept for that root's later cases; a server
+ * that exits or leaves a call unanswered is replaced by a fresh one at the root's next call, and the
+ * call that met it throws `TargetStopped`, which the runner judges (audit/run.ts); a server whose
+ * root's folder was removed (its sandbox is gone) is closed when the next one starts, and `dispose`
+ * closes them all. Properties that cannot apply to a process (`isInside` and `workspacePath` are not
+ * exported, fs faults cannot be injected, inputs JSON cannot carry, the chapter's messages and, unless
+ * the mapping says so, its truncation) are listed in `notApplicable` with the reason. A server that
+ * cannot be started again during the audit is kept in `serverFailure`, and the audit cannot end green.
  * Does not promise: to send a path the way every agent would; the mapping says how (absolute paths
  * are the root and the candidate joined by "/", never normalized, so the server meets `..` itself).
  */
@@ -23,22 +26,29 @@ import { schema } from "../../gates/schema.js";
 import type { Tool, ToolResult } from "../../gates/tool.js";
 import { workspaceBoundary } from "../../gates/workspace-path.js";
 import { bashTool } from "../../tools/bash.js";
-import type { AuditTarget } from "../audit/target.js";
+import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
+import { type OfferedTool, type OperationTool, type Surface, recordCall, surface } from "../operations/surface.js";
+import { type AuditTarget, TargetStopped } from "../operations/target.js";
 import { type McpConnection, McpServerError, connectServer } from "./client.js";
 import type { McpMapping } from "./mapping.js";
 
 export interface McpAuditTarget extends AuditTarget {
   prepare(): Promise<void>;
-  /** The mapping's mkdir tool for a root, when the server listed it at `prepare` (the race calls it). */
-  mkdirTool(root: string): Tool | undefined;
+  /** Every tool the server listed at `prepare`, classified. */
+  readonly offered: readonly OfferedTool[];
   /** Starts the root's server now rather than at its first call (for a timed run such as a race). */
   start(root: string): Promise<void>;
+  /** Starts the roots' servers in the background, a few at a time, so that the cases that come to them find them running. */
+  warm(roots: readonly string[]): void;
   dispose(): Promise<void>;
-  /** The first error that stopped a server from answering, if any. */
+  /** The first error that kept a server from being started again during the audit, if any. */
   readonly serverFailure: string | undefined;
 }
 
 const NO_EXPORT = "a server process exports no";
+
+/** Servers started ahead at once: the case under way needs the machine's cores too. */
+const WARM_AT_ONCE = 2;
 
 export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, string> {
   return new Map([
@@ -61,77 +71,159 @@ export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, s
   ]);
 }
 
-export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAuditTarget {
+/** The mapping's own words for its read, write and mkdir tools, as corrections of the classification. */
+function overridesOf(mapping: McpMapping): Record<string, ToolOverride> {
+  const role = (tool: string, operation: "read" | "write" | "mkdir", args: Record<string, string>): [string, ToolOverride] => [tool, { operation, arguments: args, fixed: {} }];
+  return {
+    ...Object.fromEntries([
+      role(mapping.mkdir.tool, "mkdir", { path: mapping.mkdir.path }),
+      role(mapping.read.tool, "read", { path: mapping.read.path }),
+      role(mapping.write.tool, "write", { path: mapping.write.path, content: mapping.write.content }),
+    ]),
+    ...mapping.tools,
+  };
+}
+
+/** The tools as the audit sees them: each classified, the mapping's word taken over the kit's guess, exclusions by name. */
+export function classifyServerTools(tools: readonly ToolDescription[], mapping: McpMapping, excluded: ReadonlyMap<string, string>): OfferedTool[] {
+  const overrides = overridesOf(mapping);
+  return tools.map((tool) => {
+    const why = excluded.get(tool.name);
+    const classification: Classification = why !== undefined ? { kind: "excluded", why } : classifyTool(tool, overrides[tool.name]);
+    return { name: tool.name, classification };
+  });
+}
+
+export function mcpTarget(words: readonly string[], mapping: McpMapping, excluded: ReadonlyMap<string, string> = new Map()): McpAuditTarget {
   const servers = new Map<string, Promise<McpConnection>>();
   let serverFailure: string | undefined;
-  let listedTools: readonly string[] = [];
+  let offered: OfferedTool[] = [];
+  // The tools that play the properties' read and write: the mapping's, or the first classified so.
+  let primary = { read: mapping.read, write: mapping.write };
   const errorText = mapping.errorText === undefined ? undefined : new RegExp(mapping.errorText);
 
-  const required = [["read", mapping.read.tool], ["write", mapping.write.tool], ...(mapping.mkdir.named ? [["mkdir", mapping.mkdir.tool] as const] : [])] as const;
-  const requireTools = (connection: McpConnection) => {
-    for (const [role, tool] of required)
-      if (!connection.toolNames.includes(tool))
-        throw new McpServerError(`the MCP server has no tool "${tool}" (the mapping's ${role}.tool); it has: ${connection.toolNames.join(", ") || "none"}`);
+  // Servers being closed, which `dispose` waits for.
+  const closing = new Set<Promise<void>>();
+  const close = (server: Promise<McpConnection>) => {
+    const closed = server.then((connection) => connection.close()).catch(() => {});
+    closing.add(closed);
+    void closed.finally(() => closing.delete(closed));
   };
 
   // A root can be missing for a moment (a case's root alias is made anew, a sequence swaps the root);
-  // the folder it lives in goes only with its sandbox.
+  // the folder it lives in goes only with its sandbox. The servers looked at are those there when the
+  // start began, and none is waited for: a server still starting may be starting on a root that is
+  // gone too, and may itself be looking for stale servers.
   const closeStale = async () => {
-    for (const [root, server] of servers) {
+    for (const [root, server] of [...servers]) {
       const gone = await access(dirname(root)).then(
         () => false,
         () => true,
       );
-      if (!gone) continue;
+      if (!gone || servers.get(root) !== server) continue;
       servers.delete(root);
-      await server.then((connection) => connection.close()).catch(() => {});
+      close(server);
     }
   };
 
-  const serverFor = (root: string): Promise<McpConnection> => {
-    let server = servers.get(root);
-    if (server === undefined) {
-      server = closeStale().then(async () => {
-        const connection = await connectServer(words, root);
-        requireTools(connection);
-        return connection;
-      });
-      servers.set(root, server);
-    }
+  /** A server for `root`; `ahead`: started before any case asked, so a failure only means the next call starts it again. */
+  const startFor = (root: string, ahead = false): Promise<McpConnection> => {
+    const server = closeStale().then(() => connectServer(words, root));
+    servers.set(root, server);
+    server.catch((error: unknown) => {
+      if (ahead) {
+        if (servers.get(root) === server) servers.delete(root);
+      } else {
+        // A server that cannot be started for a case leaves nothing to judge by: no verdict stands.
+        serverFailure ??= error instanceof Error ? error.message : String(error);
+      }
+    });
     return server;
   };
 
+  /** The root's server: the one there is, or a fresh one when there is none, it failed to start ahead, or it exited. */
+  const serverFor = async (root: string): Promise<{ entry: Promise<McpConnection>; connection: McpConnection }> => {
+    const entry = servers.get(root);
+    if (entry !== undefined) {
+      const connection = await entry.catch(() => undefined);
+      if (connection !== undefined && !connection.exited) return { entry, connection };
+      // Another call of the root's has already replaced it.
+      if (servers.get(root) !== entry && servers.has(root)) return serverFor(root);
+      close(entry);
+    }
+    const fresh = startFor(root);
+    return { entry: fresh, connection: await fresh };
+  };
+
   const call = async (root: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> => {
+    recordCall(tool);
+    const { entry, connection } = await serverFor(root);
     try {
-      const answer = await (await serverFor(root)).call(tool, args);
+      const answer = await connection.call(tool, args);
       return { content: answer.text, isError: answer.isError || errorText?.test(answer.text) === true };
     } catch (error) {
-      serverFailure ??= error instanceof Error ? error.message : String(error);
+      // The root's next call meets a fresh server: a hung one is ended, an exited one is gone.
+      if (error instanceof TargetStopped && servers.get(root) === entry) {
+        servers.delete(root);
+        close(entry);
+      }
       throw error;
     }
   };
 
-  const pathFor = (root: string, path: unknown): unknown =>
-    mapping.paths === "absolute" && typeof path === "string" && !isAbsolute(path) ? `${root}/${path}` : path;
+  const pathFor = (root: string) => (path: string) => (mapping.paths === "absolute" && !isAbsolute(path) ? `${root}/${path}` : path);
 
   /** The input's own fields pass through (a `root` or `cwd` in it reaches the server); the mapped names replace `path` and `content`. */
-  const argumentsFor = (root: string, input: unknown, names: { path: string; content?: string }): Record<string, unknown> => {
+  const passThrough = (root: string, input: unknown, names: { path: string; content?: string }): Record<string, unknown> => {
     const { path, content, ...rest } = typeof input === "object" && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-    return { ...rest, [names.path]: pathFor(root, path), ...(names.content === undefined ? {} : { [names.content]: content }) };
+    return { ...rest, [names.path]: typeof path === "string" ? pathFor(root)(path) : path, ...(names.content === undefined ? {} : { [names.content]: content }) };
   };
 
-  const mcpTool = (root: string, name: "read" | "write" | "mkdir"): Tool => ({
-    spec: { name, description: `${name} through the MCP tool ${mapping[name].tool}`, inputSchema: schema(name === "write" ? ["path", "content"] : ["path"], {}) },
-    execute: (input) => call(root, mapping[name].tool, argumentsFor(root, input, mapping[name])),
+  const roleTool = (root: string, name: "read" | "write"): Tool => ({
+    spec: { name, description: `${name} through the MCP tool ${primary[name].tool}`, inputSchema: schema(name === "write" ? ["path", "content"] : ["path"], {}) },
+    execute: (input) => call(root, primary[name].tool, passThrough(root, input, primary[name])),
   });
+
+  const surfaceFor = (root: string): Surface =>
+    surface(
+      offered.map((tool): OfferedTool | OperationTool => {
+        const { classification } = tool;
+        if (classification.kind !== "operation") return tool;
+        return { ...tool, classification, call: (input) => call(root, tool.name, argumentsFor(classification.plan, input, pathFor(root))) };
+      }),
+    );
+
+  const warming: string[] = [];
+  let warmers = 0;
+  const warmNext = () => {
+    while (warmers < WARM_AT_ONCE && warming.length > 0) {
+      const root = warming.shift() as string;
+      if (servers.has(root)) continue;
+      warmers += 1;
+      void startFor(root, true)
+        .catch(() => {})
+        .finally(() => {
+          warmers -= 1;
+          warmNext();
+        });
+    }
+  };
 
   return {
     label: `mcp: ${words.join(" ")}`,
     notApplicable: notApplicableOverMcp(mapping),
-    createWorkspaceTools: (root) => [mcpTool(root, "read"), mcpTool(root, "write"), bashTool(workspaceBoundary(root))],
-    mkdirTool: (root) => (listedTools.includes(mapping.mkdir.tool) ? mcpTool(root, "mkdir") : undefined),
+    excluded,
+    createWorkspaceTools: (root) => [roleTool(root, "read"), roleTool(root, "write"), bashTool(workspaceBoundary(root))],
+    surface: surfaceFor,
+    get offered() {
+      return offered;
+    },
     async start(root) {
       await serverFor(root);
+    },
+    warm(roots) {
+      warming.push(...roots.filter((root) => !servers.has(root) && !warming.includes(root)));
+      warmNext();
     },
     get serverFailure() {
       return serverFailure;
@@ -141,8 +233,10 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
       try {
         const connection = await connectServer(words, scratch);
         try {
-          requireTools(connection);
-          listedTools = connection.toolNames;
+          offered = classifyServerTools(connection.tools, mapping, excluded);
+          primary = { read: primaryTool("read", mapping.read, offered), write: primaryTool("write", mapping.write, offered) };
+          if (mapping.mkdir.named) requireListed("mkdir", mapping.mkdir.tool, offered);
+          for (const name of excluded.keys()) if (!offered.some((tool) => tool.name === name)) throw new McpServerError(`--exclude-tool names "${name}", which the MCP server does not list; it has: ${listed(offered)}`);
         } finally {
           await connection.close();
         }
@@ -151,11 +245,32 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping): McpAud
       }
     },
     async dispose() {
-      const open = [...servers.values()];
+      for (const server of servers.values()) close(server);
       servers.clear();
-      await Promise.all(open.map((server) => server.then((connection) => connection.close()).catch(() => {})));
+      warming.length = 0;
+      await Promise.all(closing);
     },
   };
+}
+
+const listed = (offered: readonly OfferedTool[]) => offered.map((tool) => tool.name).join(", ") || "none";
+
+function requireListed(role: string, tool: string, offered: readonly OfferedTool[]): void {
+  if (!offered.some((candidate) => candidate.name === tool)) throw new McpServerError(`the MCP server has no tool "${tool}" (the mapping's ${role}.tool); it has: ${listed(offered)}`);
+}
+
+/** The tool that plays `role` for the properties that need one: the mapping's when it names one or the server has it, else the first classified so. */
+function primaryTool<T extends { tool: string; path: string; named: boolean }>(role: "read" | "write", mapped: T, offered: readonly OfferedTool[]): T {
+  if (mapped.named || offered.some((tool) => tool.name === mapped.tool)) {
+    requireListed(role, mapped.tool, offered);
+    return mapped;
+  }
+  const found = offered.find((tool) => tool.classification.kind === "operation" && tool.classification.operation === role);
+  if (found === undefined || found.classification.kind !== "operation") {
+    throw new McpServerError(`the MCP server has no tool "${mapped.tool}" and none that the audit classifies as ${role}; name one in the mapping (${role}.tool); it has: ${listed(offered)}`);
+  }
+  const { roles } = found.classification.plan;
+  return { ...mapped, tool: found.name, path: roles.path ?? mapped.path, ...(role === "write" ? { content: roles.content ?? "content" } : {}) };
 }
 
 /** A command line whose words after `--` are an MCP server's command: the flags before, the command after. */

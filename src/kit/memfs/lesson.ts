@@ -12,7 +12,7 @@
  */
 import { dirname, resolve } from "node:path";
 import type { FsApi } from "../../gates/workspace-path.js";
-import { loadTarget, referenceTarget } from "../audit/target.js";
+import { loadTarget, referenceTarget } from "../operations/target.js";
 import { type Modes, type World, diskWorld, memfsWorld } from "./world.js";
 
 export interface Scenario {

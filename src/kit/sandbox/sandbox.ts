@@ -10,6 +10,7 @@
  *                                   normalization, a lossily decoded byte), each holding a secret file
  *   base/g/g/g/g/scratch/           the caller's own moving parts (a TOCTOU attacker parks here); not
  *                                   a canary, so nothing is ever expected to land in it by accident
+ *   base/g/g/g/g/scratch/root-alias a symlink to the workspace: the root as a caller may spell it
  * The guard directories exist so that a path with at most `GUARD_DEPTH` parent steps beyond the
  * workspace's parent, even opened raw by a broken implementation under audit, still lands inside
  * `base`, where the canary check sees it.
@@ -20,14 +21,21 @@
  * string spells is watched too. `canaryChanges()` is the same list as one line per change
  * (`added PATH`, `removed PATH`, `changed PATH`); `SECRET` marks
  * every canary file so a read that returns it is detectable; `dispose()` removes the whole tree, links
- * included, without following them. `reset()` makes the sandbox as new again when it can prove it
- * is (canaries unchanged, root still a real directory): it empties the workspace and `scratch`, and
- * answers false, touching nothing, when it cannot, so the caller disposes the sandbox instead.
+ * included, without following them. `reset()` makes the sandbox as new again and answers whether it
+ * proved it: it puts back every canary a case changed, exactly as the snapshot taken at creation has
+ * it (an entry added outside is removed without following links, one removed or changed is written
+ * again), empties the workspace and `scratch` (but for the root alias, made anew if it was moved), and
+ * compares the canaries again; it answers false when the root is no longer a real directory or the
+ * outside does not compare as new, so the caller disposes the sandbox instead. `perturbOutside()` changes what a tool could
+ * learn of the outside and nothing of the workspace: every canary file's content, size and times, the
+ * times of every directory above and beside the workspace, and a new file `PERTURBED_NAME` in each of
+ * them; the function it answers puts every one back as it was (contents, times, names), so the
+ * canaries compare as unchanged again.
  * Does not promise: to notice writes outside `base`. Generators keep every path and link target they
  * produce within `GUARD_DEPTH` parent steps (see audit/arbitraries/), which is what keeps them inside.
  */
 import { accessSync, constants } from "node:fs";
-import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { type RootTwin, rootTwins } from "./root-twins.js";
@@ -42,6 +50,12 @@ export const CANARY_DIR = "dir";
 
 /** Parent steps above the workspace's parent that still land inside the sandbox. */
 export const GUARD_DEPTH = 4;
+
+/** The name of the workspace's alias in `scratch`, a symlink to the root. */
+export const ROOT_ALIAS = "root-alias";
+
+/** The file `perturbOutside` adds to every directory outside: a name candidates use, so that a tool telling whether it exists is seen. */
+export const PERTURBED_NAME = "new.txt";
 
 /**
  * Where the audit's sandboxes go: `$TMPDIR` when the user set it, else /dev/shm when it is a writable
@@ -93,7 +107,11 @@ export interface Sandbox {
   /** Absolute paths of the twins whose names no JS string spells (the lossy byte). */
   readonly rawSiblings: readonly Buffer[];
   readonly scratch: string;
+  /** `scratch/root-alias`, a symlink to the root, kept by `reset`. */
+  readonly rootAlias: string;
   outsideChanges(): Promise<OutsideChange[]>;
+  /** Changes the outside (see above) and answers how to put it back. */
+  perturbOutside(): Promise<() => Promise<void>>;
   canaryChanges(): Promise<string[]>;
   /** `canariesChecked`: the caller has just found `canaryChanges()` empty, so reset need not walk them again. */
   reset(options?: { canariesChecked?: boolean }): Promise<boolean>;
@@ -112,17 +130,27 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
   const rawSiblings = twins.map(twinPath).filter((path): path is Buffer => typeof path !== "string");
   await mkdir(root, { recursive: true });
   await mkdir(scratch);
+  const rootAlias = join(scratch, ROOT_ALIAS);
+  await symlink(root, rootAlias);
   await mkdir(join(outside, CANARY_DIR), { recursive: true });
   await writeFile(join(outside, CANARY_FILE), `${SECRET} outside\n`);
   await writeFile(join(outside, CANARY_DIR, CANARY_FILE), `${SECRET} outside/${CANARY_DIR}\n`);
   for (const sibling of [...siblings, ...rawSiblings]) {
     await mkdir(sibling);
-    const file = typeof sibling === "string" ? join(sibling, CANARY_FILE) : Buffer.concat([sibling, Buffer.from(`/${CANARY_FILE}`)]);
-    await writeFile(file, `${SECRET} ${sibling.toString()}\n`);
+    await writeFile(canaryFileOf(sibling), `${SECRET} ${sibling.toString()}\n`);
   }
+  const canaryFiles = [join(outside, CANARY_FILE), join(outside, CANARY_DIR, CANARY_FILE), ...[...siblings, ...rawSiblings].map(canaryFileOf)];
+  // Every directory a path out of the workspace can list: the guards, the workspace's parent, the canaries.
+  const outsideDirectories = [
+    ...Array.from({ length: GUARD_DEPTH + 1 }, (_, depth) => join(base, ...Array<string>(depth).fill("g"))),
+    outside,
+    join(outside, CANARY_DIR),
+    ...siblings,
+    ...rawSiblings,
+  ];
   const unwatched = new Set([root, scratch].map(byteKey));
   const before = await snapshotOutside(base, unwatched);
-  const outsideChanges = async () => diffSnapshots(before, await snapshotOutside(base, unwatched));
+  const outsideChanges = async (): Promise<OutsideChange[]> => diffSnapshots(before, await snapshotOutside(base, unwatched)).map(({ key: _key, ...change }) => change);
   const canaryChanges = async () => (await outsideChanges()).map(({ change, path }) => `${change} ${path}`);
   return {
     base,
@@ -131,16 +159,29 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
     siblings,
     rawSiblings,
     scratch,
+    rootAlias,
     outsideChanges,
     canaryChanges,
+    perturbOutside: () => perturb(canaryFiles, outsideDirectories),
     async reset({ canariesChecked = false } = {}) {
       try {
-        if (!canariesChecked && (await canaryChanges()).length > 0) return false;
+        if (!canariesChecked) {
+          const changed = diffSnapshots(before, await snapshotOutside(base, unwatched));
+          if (changed.length > 0) {
+            await restoreOutside(before, changed.map(({ key }) => key));
+            if (diffSnapshots(before, await snapshotOutside(base, unwatched)).length > 0) return false;
+          }
+        }
         for (const dir of [root, scratch]) {
           const stats = await lstat(dir);
           if (!stats.isDirectory() || stats.isSymbolicLink()) return false;
           // rm does not follow links, so emptying cannot reach through one.
-          await Promise.all((await readdir(dir)).map((name) => rm(join(dir, name), { recursive: true, force: true })));
+          const names = (await readdir(dir)).filter((name) => dir !== scratch || name !== ROOT_ALIAS);
+          await Promise.all(names.map((name) => rm(join(dir, name), { recursive: true, force: true })));
+        }
+        if ((await readlink(rootAlias).catch(() => undefined)) !== root) {
+          await rm(rootAlias, { force: true });
+          await symlink(root, rootAlias);
         }
         return true;
       } catch {
@@ -153,8 +194,35 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
   };
 }
 
-/** Each path's state, and a fingerprint that changes with the content, target or type, by path bytes. */
-type Snapshot = Map<string, { path: string; state: EntryState; fingerprint: string }>;
+function canaryFileOf(directory: string | Buffer): string | Buffer {
+  return typeof directory === "string" ? join(directory, CANARY_FILE) : Buffer.concat([directory, Buffer.from(`/${CANARY_FILE}`)]);
+}
+
+/** A canary file's content in the perturbed outside: the secret still, and another size. */
+const PERTURBED_CONTENT = `${SECRET} perturbed: another content, another size, other times\n`;
+/** The times every perturbed entry gets: a moment no run of the audit can be in. */
+const PERTURBED_TIME = new Date("2001-02-03T04:05:06.789Z");
+
+async function perturb(files: readonly (string | Buffer)[], directories: readonly (string | Buffer)[]): Promise<() => Promise<void>> {
+  const contents = await Promise.all(files.map((file) => readFile(file)));
+  const times = await Promise.all([...files, ...directories].map(async (path) => ({ path, stats: await lstat(path) })));
+  const added = directories.map((directory) => (typeof directory === "string" ? join(directory, PERTURBED_NAME) : Buffer.concat([directory, Buffer.from(`/${PERTURBED_NAME}`)])));
+  await Promise.all(files.map((file) => writeFile(file, PERTURBED_CONTENT)));
+  await Promise.all(added.map((file) => writeFile(file, PERTURBED_CONTENT)));
+  await Promise.all([...files, ...directories, ...added].map((path) => utimes(path, PERTURBED_TIME, PERTURBED_TIME)));
+  return async () => {
+    await Promise.all(added.map((file) => rm(file, { force: true })));
+    await Promise.all(files.map((file, index) => writeFile(file, contents[index] as Buffer)));
+    // Directories last: removing a file changes its directory's times.
+    await Promise.all(times.map(({ path, stats }) => utimes(path, stats.atime, stats.mtime)));
+  };
+}
+
+/**
+ * Each path's state, a fingerprint that changes with the content, target or type, and the bytes to
+ * make it again (a file's content, a link's target), by path bytes.
+ */
+type Snapshot = Map<string, { path: string; state: EntryState; fingerprint: string; bytes?: Buffer }>;
 
 /** A path's bytes as a map key: two names that decode to the same string stay apart. */
 function byteKey(path: string | Buffer): string {
@@ -198,11 +266,12 @@ async function snapshotInto(path: Buffer, unwatched: ReadonlySet<string>, entrie
     return;
   }
   if (stats.isSymbolicLink()) {
-    const target = displayBytes(await readlink(path, { encoding: "buffer" }));
-    entries.set(key, { path: shown, state: { kind: "symlink", target }, fingerprint: `link -> ${target}` });
+    const raw = await readlink(path, { encoding: "buffer" });
+    const target = displayBytes(raw);
+    entries.set(key, { path: shown, state: { kind: "symlink", target }, fingerprint: `link -> ${raw.toString("latin1")}`, bytes: raw });
   } else if (stats.isFile()) {
-    const content = (await readFile(path)).toString("latin1");
-    entries.set(key, { path: shown, state: { kind: "file", bytes: content.length }, fingerprint: `file ${content}` });
+    const raw = await readFile(path);
+    entries.set(key, { path: shown, state: { kind: "file", bytes: raw.length }, fingerprint: `file ${raw.toString("latin1")}`, bytes: raw });
   } else if (stats.isDirectory()) {
     entries.set(key, { path: shown, state: { kind: "directory" }, fingerprint: "dir" });
     const names = (await readdir(path, { encoding: "buffer" })).sort(Buffer.compare);
@@ -210,15 +279,32 @@ async function snapshotInto(path: Buffer, unwatched: ReadonlySet<string>, entrie
   } else entries.set(key, { path: shown, state: { kind: "special", mode: stats.mode }, fingerprint: `special mode ${stats.mode}` });
 }
 
-function diffSnapshots(before: Snapshot, after: Snapshot): OutsideChange[] {
-  const changes: OutsideChange[] = [];
+function diffSnapshots(before: Snapshot, after: Snapshot): (OutsideChange & { key: string })[] {
+  const changes: (OutsideChange & { key: string })[] = [];
   for (const [key, was] of before) {
     const now = after.get(key);
-    if (now === undefined) changes.push({ change: "removed", path: was.path, now: { kind: "missing" } });
-    else if (now.fingerprint !== was.fingerprint) changes.push({ change: "changed", path: was.path, now: now.state });
+    if (now === undefined) changes.push({ change: "removed", path: was.path, now: { kind: "missing" }, key });
+    else if (now.fingerprint !== was.fingerprint) changes.push({ change: "changed", path: was.path, now: now.state, key });
   }
-  for (const [key, now] of after) if (!before.has(key)) changes.push({ change: "added", path: now.path, now: now.state });
+  for (const [key, now] of after) if (!before.has(key)) changes.push({ change: "added", path: now.path, now: now.state, key });
   return changes;
+}
+
+/**
+ * Puts each changed path back as `before` has it: whatever stands there now goes first (`rm` follows
+ * no link), then, parents before children, what stood there is made again.
+ */
+async function restoreOutside(before: Snapshot, keys: readonly string[]): Promise<void> {
+  const paths = [...keys].sort((one, other) => one.length - other.length);
+  for (const key of [...paths].reverse()) await rm(Buffer.from(key, "latin1"), { recursive: true, force: true });
+  for (const key of paths) {
+    const was = before.get(key);
+    const path = Buffer.from(key, "latin1");
+    if (was === undefined || was.state.kind === "missing") continue;
+    if (was.state.kind === "directory") await mkdir(path, { recursive: true });
+    else if (was.state.kind === "symlink") await symlink(was.bytes as Buffer, path);
+    else if (was.state.kind === "file") await writeFile(path, was.bytes as Buffer);
+  }
 }
 
 /** A path in a sandbox, shown beside the workspace (`ws/docs/secret.txt`, `outside/dir`). */

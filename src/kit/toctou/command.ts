@@ -24,7 +24,10 @@ import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 import type { Tool } from "../../gates/tool.js";
-import { loadTarget } from "../audit/target.js";
+import { schema } from "../../gates/schema.js";
+import { stringField } from "../../gates/fields.js";
+import type { Surface } from "../operations/surface.js";
+import { loadTarget } from "../operations/target.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { mcpTarget } from "../mcp/target.js";
 import type { ToctouTarget } from "./flags.js";
@@ -126,10 +129,17 @@ async function attackedTarget(target: ToctouTarget): Promise<AttackedTarget> {
   const server = mcpTarget(target.command, target.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(target.mapping));
   await server.prepare();
   return {
-    tools: (root) => [...(server.createWorkspaceTools?.(root) ?? []), ...[server.mkdirTool(root)].filter((tool) => tool !== undefined)],
+    tools: (root) => [...(server.createWorkspaceTools?.(root) ?? []), ...mkdirTools(server.surface?.(root))],
     ready: (root) => server.start(root),
     dispose: () => server.dispose(),
   };
+}
+
+/** The server's first mkdir tool, as the race's `mkdir`. */
+function mkdirTools(surface: Surface | undefined): Tool[] {
+  const [mkdir] = surface?.of("mkdir") ?? [];
+  if (mkdir === undefined) return [];
+  return [{ spec: { name: "mkdir", description: `mkdir through the MCP tool ${mkdir.name}`, inputSchema: schema(["path"], {}) }, execute: (input) => mkdir.call({ path: stringField(input, "path") ?? "" }) }];
 }
 
 /** The tool set with a known window, raced beside any other target to show that the race can win. */

@@ -7,12 +7,14 @@
  * - candidates.ts: candidate paths (relative, beside the root, absolute, Windows, NUL, over-long);
  * - trees.ts: workspace trees and candidates aimed through their links;
  * - workspace-root.ts: the root's names and the spellings a caller may hand over;
- * - tool-input.ts: tool inputs by class (each way a field can fail to be a string, each container).
+ * - tool-input.ts: tool inputs by class (each way a field can fail to be a string, each container);
+ * - operation-input.ts: one call's input for an operation of the catalogue, and search patterns.
  * May import the sandbox (kit/sandbox); nothing in the audit's properties.
  */
 export * from "./candidates.js";
 export * from "./climbs.js";
 export * from "./names.js";
+export * from "./operation-input.js";
 export * from "./tool-input.js";
 export * from "./trees.js";
 export * from "./workspace-root.js";

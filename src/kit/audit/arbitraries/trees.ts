@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { CANARY_DIR, CANARY_FILE } from "../../sandbox/sandbox.js";
-import type { LinkTarget, Tree, TreeEntry } from "../../sandbox/tree.js";
+import type { Area, LinkTarget, Tree, TreeEntry } from "../../sandbox/tree.js";
 import { type Candidate, type CandidateConstraints, DEFAULT_MAX_PARENT_STEPS, area, neighbourArea, targetLeaf } from "./candidates.js";
 import { withClimbs } from "./climbs.js";
 import { plainSegment, treeName } from "./names.js";
@@ -43,6 +43,76 @@ export function linkTarget(): fc.Arbitrary<LinkTarget> {
   );
 }
 
+/** Names a tool may give the temporary or backup copy of a file `name`: where a planted link waits for a careless write. */
+export const TEMPORARY_SUFFIXES = [".tmp", "~", ".bak"] as const;
+
+/** Entries laid out first, and the candidate of the first probe, which uses them. */
+export interface Attack {
+  entries: TreeEntry[];
+  candidate: Candidate;
+  /** The end of a move the candidate belongs at, when it belongs at one (a new name: the destination). */
+  end?: "source" | "destination";
+}
+
+/**
+ * A top-level file with a link planted at each name a tool may give its temporary or backup copy
+ * (`a.tmp`, `a~`, `a.bak`), each to a canary file outside, and the file as the candidate: a write that
+ * follows such a link instead of creating its file exclusively overwrites the canary.
+ */
+export function temporaryLinkAttack(): fc.Arbitrary<Attack> {
+  const target = fc.record({ form: fc.constantFrom("absolute" as const, "relative" as const), area: neighbourArea(), path: fc.constant([CANARY_FILE]) });
+  return fc.tuple(treeName(), fc.tuple(...TEMPORARY_SUFFIXES.map(() => target))).map(([name, targets]) => ({
+    entries: [{ kind: "file", at: [name] }, ...targets.map((linked, index): TreeEntry => ({ kind: "symlink", at: [`${name}${TEMPORARY_SUFFIXES[index]}`], target: linked }))],
+    candidate: { form: "text", text: name },
+  }));
+}
+
+/**
+ * Two top-level links, one to a canary file outside and one to a canary directory, and the workspace
+ * itself as the candidate: a listing that looks at an entry through its link, or walks into it, shows
+ * what is outside.
+ */
+export function listingAttack(): fc.Arbitrary<Attack> {
+  const link = (path: fc.Arbitrary<readonly string[]>) => fc.record({ form: fc.constantFrom("absolute" as const, "relative" as const), area: neighbourArea(), path });
+  return fc
+    .record({ names: fc.uniqueArray(treeName(), { minLength: 2, maxLength: 2 }), toFile: link(fc.constantFrom([CANARY_FILE], [CANARY_DIR, CANARY_FILE])), toDirectory: link(fc.constant([])) })
+    .map(({ names: [file = "a", directory = "b"], toFile, toDirectory }) => ({
+      entries: [
+        { kind: "symlink", at: [file], target: toFile },
+        { kind: "symlink", at: [directory], target: toDirectory },
+      ],
+      candidate: { form: "text", text: "" },
+    }));
+}
+
+/**
+ * A top-level link to a directory outside, a file beside it (something to move or copy), and a new
+ * name through the link as the candidate: what a tool that makes a name must refuse.
+ */
+export function creationAttack(): fc.Arbitrary<Attack> {
+  // Every twin as often as any other: each is the root's name under another mistake (trimmed, unquoted, …).
+  const area = fc.oneof({ weight: 1, arbitrary: fc.constant("outside" as const) }, { weight: 2, arbitrary: fc.nat({ max: 15 }).map((index): Area => `sibling${index}`) });
+  return fc
+    .record({
+      names: fc.uniqueArray(treeName(), { minLength: 2, maxLength: 2 }),
+      target: fc.record({ form: fc.constantFrom("absolute" as const, "relative" as const), area, path: fc.constant([]) }),
+      created: fc.constantFrom("new.txt", "made"),
+    })
+    .map(({ names: [link = "a", file = "b"], target, created }) => ({
+      entries: [
+        { kind: "symlink", at: [link], target },
+        { kind: "file", at: [file] },
+      ],
+      candidate: { form: "text", text: `${link}/${created}` },
+      end: "destination",
+    }));
+}
+
+/** `linkAttack()` as an attack a tree opens with. */
+export function linkAttackOpening(): fc.Arbitrary<Attack> {
+  return linkAttack().map(({ link, candidate }) => ({ entries: [link], candidate }));
+}
+
 export function treeEntry(): fc.Arbitrary<TreeEntry> {
   return fc.oneof(
     { weight: 3, arbitrary: fc.record({ kind: fc.constant("dir" as const), at: treePath() }) },
@@ -65,8 +135,13 @@ export function hardlinkToOutside(): fc.Arbitrary<TreeEntry> {
   return fc.record({ kind: fc.constant("hardlink" as const), at: treeName().map((name) => [name]), to: fc.constant({ area: "outside" as const }) });
 }
 
+export interface AimConstraints extends CandidateConstraints {
+  /** What an aimed path ends in after the entry it walks through (default `targetLeaf()`: a file beside it, a tree name, a new file). */
+  leaf?: fc.Arbitrary<string>;
+}
+
 /** Candidates that walk into the tree's own entries, then on: `link/secret.txt`, `a/l/../x`, … */
-export function candidateThrough(tree: Tree, generic: fc.Arbitrary<Candidate>, { maxParentSteps = DEFAULT_MAX_PARENT_STEPS }: CandidateConstraints = {}): fc.Arbitrary<Candidate> {
+export function candidateThrough(tree: Tree, generic: fc.Arbitrary<Candidate>, { maxParentSteps = DEFAULT_MAX_PARENT_STEPS, leaf = targetLeaf() }: AimConstraints = {}): fc.Arbitrary<Candidate> {
   if (tree.length === 0) return generic;
   // Links are where escapes hide, so they are aimed at twice as often as other entries.
   const aims = fc.constantFrom(...tree.flatMap((entry) => (entry.kind === "symlink" ? [entry.at, entry.at] : [entry.at])));
@@ -74,11 +149,11 @@ export function candidateThrough(tree: Tree, generic: fc.Arbitrary<Candidate>, {
     { weight: 2, arbitrary: fc.constant([]) },
     { weight: 1, arbitrary: withClimbs(fc.array(plainSegment(), { maxLength: 2 }), { maxParentSteps: Math.min(2, maxParentSteps) }) },
   );
-  const through = fc.tuple(aims, middle, targetLeaf()).map(([at, steps, leaf]) => [...at, ...steps, leaf]);
+  const through = fc.tuple(aims, middle, leaf).map(([at, steps, end]) => [...at, ...steps, end]);
   // The entry itself (a dangling link to create through), and one step back out of it (`link/..`,
   // which the kernel takes from the link's target, not from the link).
   const exactly = aims.map((at) => [...at]);
-  const backOut = fc.tuple(aims, targetLeaf()).map(([at, leaf]) => [...at, "..", leaf]);
+  const backOut = fc.tuple(aims, leaf).map(([at, end]) => [...at, "..", end]);
   const aimed = fc
     .oneof({ weight: 2, arbitrary: through }, { weight: 1, arbitrary: exactly }, { weight: 1, arbitrary: backOut })
     .map((parts): Candidate => ({ form: "text", text: parts.join("/") }));
@@ -116,7 +191,9 @@ export interface Probe {
   creating: boolean;
 }
 
-export interface ProbeConstraints extends TreeConstraints, CandidateConstraints {
+export interface ProbeConstraints extends TreeConstraints, AimConstraints {
+  /** The attacks a tree may open with (default `linkAttack()`: a link that leads out). */
+  attack?: fc.Arbitrary<Attack>;
   /**
    * The most probes aimed at one tree (default 64), drawn across the whole range (about 30 on
    * average): laying out a tree, resetting it and comparing its canaries costs as much as dozens of
@@ -126,21 +203,30 @@ export interface ProbeConstraints extends TreeConstraints, CandidateConstraints 
 }
 
 /**
- * A tree and probes aimed at it (through its links, or anywhere `generic` aims), each for a read
- * (`creating: false`) or a write; in one case of four the tree opens with a link that leads out, and
- * the first probe uses it.
+ * A tree and probes aimed at it, each made by `probe` from the candidates aimed at the tree (through
+ * its links, or anywhere `generic` aims) and from the tree itself; in one case of four the tree opens
+ * with a link that leads out, and the first probe is made from the candidate that uses it.
  */
-export function treeWithProbes(generic: fc.Arbitrary<Candidate>, constraints: ProbeConstraints = {}): fc.Arbitrary<{ tree: Tree; probes: Probe[] }> {
-  const { maxProbes = 64 } = constraints;
+export function treeAnd<P>(
+  probe: (aimed: fc.Arbitrary<Candidate>, attack: Attack | undefined, tree: Tree) => fc.Arbitrary<P>,
+  generic: fc.Arbitrary<Candidate>,
+  constraints: ProbeConstraints = {},
+): fc.Arbitrary<{ tree: Tree; probes: P[] }> {
+  const { maxProbes = 64, attack: attacks = linkAttackOpening() } = constraints;
   return fc
-    .tuple(fc.option(linkAttack(), { freq: 3 }), fsTree(constraints))
+    .tuple(fc.option(attacks, { freq: 3 }), fsTree(constraints))
     .chain(([attack, entries]) => {
-      const tree = attack === null ? entries : [attack.link, ...entries];
-      const probe = fc.record({ candidate: candidateThrough(tree, generic, constraints), creating: fc.boolean() });
-      const first = attack === null ? probe : fc.record({ candidate: fc.constant(attack.candidate), creating: fc.boolean() });
+      const tree = attack === null ? entries : [...attack.entries, ...entries];
+      const aimed = candidateThrough(tree, generic, constraints);
+      const first = probe(aimed, attack ?? undefined, tree);
       return fc.record({
         tree: fc.constant(tree),
-        probes: fc.tuple(first, fc.array(probe, { maxLength: maxProbes - 1, size: "max" })).map(([head, rest]) => [head, ...rest]),
+        probes: fc.tuple(first, fc.array(probe(aimed, undefined, tree), { maxLength: maxProbes - 1, size: "max" })).map(([head, rest]) => [head, ...rest]),
       });
     });
+}
+
+/** A tree and probes aimed at it, each for a read (`creating: false`) or a write. */
+export function treeWithProbes(generic: fc.Arbitrary<Candidate>, constraints: ProbeConstraints = {}): fc.Arbitrary<{ tree: Tree; probes: Probe[] }> {
+  return treeAnd((aimed, attack) => fc.record({ candidate: attack === undefined ? aimed : fc.constant(attack.candidate), creating: fc.boolean() }), generic, constraints);
 }

@@ -5,12 +5,12 @@
  * segments). An implementation must judge every path against the root's real path, whatever spelling
  * it was given.
  *
- * Promises: `spellRoot` answers a path that names the sandbox's root, creating the alias link (in the
- * sandbox's scratch directory, never in a canary) when the spelling needs one.
+ * Promises: `spellRoot` answers a path that names the sandbox's root (the alias is the sandbox's own
+ * link in its scratch directory, never in a canary), the same path for the same sandbox and spelling,
+ * so that an MCP server started on it serves every case of that spelling.
  */
 import fc from "fast-check";
-import { symlink } from "node:fs/promises";
-import { basename, join, relative } from "node:path";
+import { basename, relative } from "node:path";
 import type { Sandbox } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
 
@@ -38,15 +38,12 @@ export function workspaceRoot({ names = ROOT_NAMES }: WorkspaceRootConstraints =
   });
 }
 
-export async function spellRoot(box: Sandbox, spelling: RootSpelling): Promise<string> {
+export function spellRoot(box: Sandbox, spelling: RootSpelling): string {
   switch (spelling) {
     case "canonical":
       return box.root;
-    case "symlinkAlias": {
-      const alias = join(box.scratch, "root-alias");
-      await symlink(box.root, alias);
-      return alias;
-    }
+    case "symlinkAlias":
+      return box.rootAlias;
     case "trailingSlash":
       return `${box.root}/`;
     case "relative":
@@ -54,6 +51,11 @@ export async function spellRoot(box: Sandbox, spelling: RootSpelling): Promise<s
     case "dotSegments":
       return `${box.root}/./../${basename(box.root)}/.`;
   }
+}
+
+/** Every spelling of the sandbox's root, as `spellRoot` answers them. */
+export function rootSpellings(box: Sandbox): string[] {
+  return ROOT_SPELLINGS.map((spelling) => spellRoot(box, spelling));
 }
 
 export function renderRoot({ name, spelling }: WorkspaceRoot): string {

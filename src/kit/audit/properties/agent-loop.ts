@@ -33,7 +33,7 @@ import {
   withoutRunAgent,
 } from "../agent-harness.js";
 import { type AuditProperty, inSandbox, violation } from "../property.js";
-import type { AuditTarget } from "../target.js";
+import type { AuditTarget } from "../../operations/target.js";
 import type { Sandbox } from "../../sandbox/sandbox.js";
 
 /** One line per message, as the model of the transcript writes it. */

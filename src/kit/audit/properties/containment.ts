@@ -1,15 +1,14 @@
 /**
- * Containment, judged without trusting the code under test: after the tool has run, look at the disk.
+ * Containment, judged without trusting the code under test: after the check, look at the disk.
  *
  * - `containment.workspacePath`: an accepted path names something inside the real root (realpath of
  *   the path, or of its nearest existing ancestor when it does not exist yet, compared by prefix).
- * - `containment.read`: a read never returns canary content and changes nothing outside.
- * - `containment.write`: a write changes nothing outside, and a write that reports success left its
- *   content in a file inside the workspace.
  * - `containment.lossyName`: beside a root whose name holds U+FFFD stands its twin with the raw byte
  *   0xFF there, which `realpath` decodes to the root's own name; a link into that twin neither leaks
  *   its file on read nor lets a write land in it.
- * Every run draws the root's name and the spelling the tools are handed (workspace-root.ts).
+ * The tools' own containment, one property per operation, is in operations.ts; the cases, the tree
+ * and the sandbox they all share are here. Every run draws the root's name and the spelling the tools
+ * are handed (workspace-root.ts).
  */
 import fc from "fast-check";
 import { lstat, readFile, readdir, readlink, realpath, symlink } from "node:fs/promises";
@@ -23,6 +22,7 @@ import {
   candidateText,
   renderCandidate,
   renderRoot,
+  rootSpellings,
   spellRoot,
   treeWithProbes,
   workspaceRoot,
@@ -31,8 +31,9 @@ import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, viola
 import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
 import { type Tree, materialize, renderTree } from "../../sandbox/tree.js";
+import type { AuditTarget } from "../../operations/target.js";
 
-export interface ContainmentCase<P extends Probe = Probe> {
+export interface ContainmentCase<P = Probe> {
   root: WorkspaceRoot;
   tree: Tree;
   /** Every probe is tried against the one tree laid out for the case; canaries are compared after all. */
@@ -44,32 +45,32 @@ export function containmentCases(generic: fc.Arbitrary<Candidate>, constraints: 
   return fc.tuple(workspaceRoot(), treeWithProbes(generic, constraints)).map(([root, aimed]) => ({ root, ...aimed }));
 }
 
-const containmentCase = containmentCases(candidate());
-
-/**
- * Runs per block of the tool properties, a fifth of the others: each probe is a tool call (over MCP a
- * round trip), so ten trees of some thirty probes cost about what fifty trees of five did before a tree
- * served that many.
- */
-const TOOL_TREE_SCALE = 0.2;
-
 /** A tree's probes are its cases: the tree is laid out, and its canaries compared, once for them all. */
 export const probeCount = (value: { probes: readonly unknown[] }): number => value.probes.length;
 
-/** How a counterexample shows the case: the tree, the root, then each probe (and its extra lines). */
-export function renderCase<P extends Probe>({ root, tree, probes }: ContainmentCase<P>, call?: string, extra: (probe: P) => string = () => ""): string {
-  const lines = probes.map((probe) => `${call ?? (probe.creating ? "creating" : "existing")} ${renderCandidate(probe.candidate)}${extra(probe)}`);
-  return `tree:\n${renderTree(tree, root.name)}\n${renderRoot(root)}\n${probes.length === 1 ? "probe" : "probes, in order"}:\n  ${lines.join("\n  ")}`;
+/** How a counterexample shows the case: the tree, the root, then each probe as `line` writes it. */
+export function renderCaseWith<P>({ root, tree, probes }: ContainmentCase<P>, line: (probe: P) => string): string {
+  return `tree:\n${renderTree(tree, root.name)}\n${renderRoot(root)}\n${probes.length === 1 ? "probe" : "probes, in order"}:\n  ${probes.map(line).join("\n  ")}`;
 }
 
-/** Runs `body` in a sandbox with the case's root name and tree, handing it the root as spelled. */
-export async function inCaseSandbox(value: ContainmentCase<Probe>, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
+/** A case of path probes: each as `call` (or creating / existing) and its candidate, then its extra lines. */
+export function renderCase<P extends Probe>(value: ContainmentCase<P>, call?: string, extra: (probe: P) => string = () => ""): string {
+  return renderCaseWith(value, (probe) => `${call ?? (probe.creating ? "creating" : "existing")} ${renderCandidate(probe.candidate)}${extra(probe)}`);
+}
+
+/**
+ * Runs `body` in a sandbox with the case's root name and tree, handing it the root as spelled. A
+ * sandbox that proved reusable has every spelling of its root started on the target ahead (an MCP
+ * server's start costs more than a tree of calls), so the later cases that draw them find them
+ * running; one that a failing case spoiled is not worth it.
+ */
+export async function inCaseSandbox(target: AuditTarget, value: ContainmentCase<unknown>, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
   await inSandbox(
     async (box) => {
       await materialize(value.tree, box);
-      await body(box, await spellRoot(box, value.root.spelling));
+      await body(box, spellRoot(box, value.root.spelling));
     },
-    { rootName: value.root.name },
+    { rootName: value.root.name, onPooled: (box) => target.warm?.(rootSpellings(box)) },
   );
 }
 
@@ -79,11 +80,11 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   kind: "guarantee",
   title: "an accepted path names something inside the real root",
   needs: ["workspacePath"],
-  arbitrary: containmentCase,
+  arbitrary: containmentCases(candidate()),
   casesIn: probeCount,
   render: (value) => renderCase(value),
   async check(target, value) {
-    await inCaseSandbox(value, async (box, root) => {
+    await inCaseSandbox(target, value, async (box, root) => {
       for (const probe of value.probes) {
         const answer = await settle(target.workspacePath!(root, candidateText(box, probe.candidate), probe.creating));
         if (!answer.ok) continue;
@@ -91,50 +92,6 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
         const real = await canonicalExisting(answer.value);
         // A path through a file or a loop names nothing a tool could open: refused by the kernel.
         if (real !== undefined && !isUnder(box.root, real)) violation(`accepted ${answer.value}, which resolves to ${real}, outside ${box.root}`);
-      }
-    });
-  },
-};
-
-export const containmentRead: AuditProperty<ContainmentCase> = {
-  id: "containment.read",
-  gate: "workspacePath",
-  kind: "guarantee",
-  title: "read never returns content from outside the workspace",
-  needs: ["createWorkspaceTools"],
-  budgetScale: TOOL_TREE_SCALE,
-  arbitrary: containmentCase,
-  casesIn: probeCount,
-  render: (value) => renderCase(value, "read"),
-  async check(target, value) {
-    await inCaseSandbox(value, async (box, root) => {
-      const { read } = toolsOf(target, root);
-      for (const probe of value.probes) {
-        const result = await execute(read, { path: candidateText(box, probe.candidate) });
-        if (String(result.content).includes(SECRET)) violation(`read returned canary content: ${String(result.content).slice(0, 200)}`);
-      }
-    });
-  },
-};
-
-export const containmentWrite: AuditProperty<ContainmentCase> = {
-  id: "containment.write",
-  gate: "workspacePath",
-  kind: "guarantee",
-  title: "write never changes anything outside the workspace",
-  needs: ["createWorkspaceTools"],
-  budgetScale: TOOL_TREE_SCALE,
-  arbitrary: containmentCase,
-  casesIn: probeCount,
-  render: (value) => renderCase(value, "write"),
-  async check(target, value) {
-    await inCaseSandbox(value, async (box, root) => {
-      const { write } = toolsOf(target, root);
-      for (const [index, probe] of value.probes.entries()) {
-        const marker = `written by the audit, probe ${index} ${Math.random()}`;
-        const result = await execute(write, { path: candidateText(box, probe.candidate), content: marker });
-        if (result.isError !== true && !(await holds(box.root, resolve(box.root, candidateText(box, probe.candidate)), marker)) && !(await containsFileWith(box.root, marker)))
-          violation(`write of probe ${index} reported success (${result.content}) but no file inside the workspace holds the content`);
       }
     });
   },
@@ -195,18 +152,23 @@ export async function canonicalExisting(path: string, hops = 0): Promise<string 
 }
 
 /** Whether `path` is a regular file whose real path is under `root` and holds `content`: the walk below, for the one path a write most likely used. */
-async function holds(root: string, path: string, content: string): Promise<boolean> {
+export async function holds(root: string, path: string, content: string): Promise<boolean> {
   const [stats, real] = await Promise.all([settle(lstat(path)), settle(realpath(path))]);
   return stats.ok && stats.value.isFile() && real.ok && isUnder(root, real.value) && (await readFile(path, "utf8")) === content;
 }
 
-/** Walks the workspace without following links, looking for a regular file with `content`. */
-export async function containsFileWith(dir: string, content: string): Promise<boolean> {
+/** Walks the workspace without following links, answering the first regular file whose content `matches`. */
+export async function findFile(dir: string, matches: (content: string) => boolean): Promise<string | undefined> {
   for (const name of await readdir(dir)) {
     const path = join(dir, name);
     const stats = await lstat(path);
-    if (stats.isDirectory() && (await containsFileWith(path, content))) return true;
-    if (stats.isFile() && (await readFile(path, "utf8")) === content) return true;
+    const found = stats.isDirectory() ? await findFile(path, matches) : stats.isFile() && matches(await readFile(path, "utf8")) ? path : undefined;
+    if (found !== undefined) return found;
   }
-  return false;
+  return undefined;
+}
+
+/** Whether a regular file in the workspace (links not followed) holds exactly `content`. */
+export async function containsFileWith(dir: string, content: string): Promise<boolean> {
+  return (await findFile(dir, (found) => found === content)) !== undefined;
 }

@@ -79,7 +79,7 @@ export const faultsWorkspacePath: AuditProperty<FaultCase> = {
   casesIn: probeCount,
   render: (value) => renderFault(value),
   async check(target, value) {
-    await inCaseSandbox(value, async (box, root) => {
+    await inCaseSandbox(target, value, async (box, root) => {
       for (const { candidate: spec, creating, fault: injected } of value.probes) {
         const { fsApi, fired } = faultyFs(injected);
         const answer = await settle(target.workspacePath!(root, candidateText(box, spec), creating, fsApi));
@@ -102,7 +102,7 @@ export const faultsTools: AuditProperty<FaultCase> = {
   casesIn: probeCount,
   render: (value) => renderFault(value, (probe) => (probe.creating ? "write" : "read")),
   async check(target, value) {
-    await inCaseSandbox(value, async (box, root) => {
+    await inCaseSandbox(target, value, async (box, root) => {
       for (const { candidate: spec, creating, fault: injected } of value.probes) {
         const { fsApi, fired } = faultyFs(injected);
         const tools = toolsOf(target, root, { fsApi });

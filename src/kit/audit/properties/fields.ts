@@ -20,7 +20,7 @@ import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { showValue } from "../show.js";
-import type { AuditTarget } from "../target.js";
+import type { AuditTarget } from "../../operations/target.js";
 import { SECRET } from "../../sandbox/sandbox.js";
 import { type Area, areaPath } from "../../sandbox/tree.js";
 import { neighbourArea, nulCandidate, toolInput } from "../arbitraries/index.js";

@@ -1,9 +1,10 @@
-/** Every audit property, in report order: the field gate, the path gate, the size gate, bash's limits, the calling layer, the limits, the chapter's texts. */
+/** Every audit property, in report order: the field gate, the path gate (the check, then each operation's tools), the size gate, bash's limits, the calling layer, the limits, the chapter's texts. */
 import type { AuditProperty } from "../property.js";
 import { agentAbort, agentProtocol } from "./agent-loop.js";
 import { approvalBashDefault, approvalInput, approvalOrdering, approvalRefused } from "./approval-hook.js";
 import { bashLimitsOutput, bashLimitsTimeout } from "./bash-limits.js";
-import { containmentLossyName, containmentRead, containmentWorkspacePath, containmentWrite } from "./containment.js";
+import { containmentLossyName, containmentWorkspacePath } from "./containment.js";
+import { OPERATION_PROPERTIES } from "./operations.js";
 import { corpusGo, corpusMcp } from "./corpus.js";
 import { faultsTools, faultsWorkspacePath } from "./faults.js";
 import { conformanceFields, fieldsNulBytes, fieldsRootFromInput, fieldsTools } from "./fields.js";
@@ -21,8 +22,7 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   isInsidePosix,
   isInsideWin32,
   containmentWorkspacePath,
-  containmentRead,
-  containmentWrite,
+  ...OPERATION_PROPERTIES,
   containmentLossyName,
   precisionWorkspacePath,
   faultsWorkspacePath,

@@ -19,7 +19,7 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   casesIn: probeCount,
   render: (value) => renderCase(value),
   async check(target, value) {
-    await inCaseSandbox(value, async (box, root) => {
+    await inCaseSandbox(target, value, async (box, root) => {
       // workspacePath changes nothing, so one scan of the tree models every probe.
       const model = await scanModel(box.base);
       for (const { candidate: spec, creating } of value.probes) {

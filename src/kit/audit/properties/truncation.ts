@@ -12,7 +12,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { showDifference, showValue } from "../show.js";
-import type { AuditTarget } from "../target.js";
+import type { AuditTarget } from "../../operations/target.js";
 import { MAX_READ_CHARS, truncationMarker } from "../../../gates/truncate.js";
 
 const HEAD_CHARS = 8_000;

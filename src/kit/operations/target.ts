@@ -8,12 +8,15 @@
  * nothing and pass.
  * Does not promise: that the exports behave; that is what the properties find out.
  */
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { PathApi } from "../../gates/is-inside.js";
 import type { Tool } from "../../gates/tool.js";
 import type { FsApi } from "../../gates/workspace-path.js";
 import type { AgentOptions, AgentRun } from "../../index.js";
+import { type OfferedTool, type Surface, moduleSurface, recorded } from "./surface.js";
 
 export interface AuditTarget {
   /** How the report names the target: the module path, or `reference`. */
@@ -27,11 +30,63 @@ export interface AuditTarget {
   start?: (root: string) => Promise<void>;
   /** Properties that cannot apply to this kind of target (a process has no `isInside`), each with the reason. */
   notApplicable?: ReadonlyMap<string, string>;
+  /** Every tool on `root`, classified; without it, the tools `createWorkspaceTools` returns. */
+  surface?: (root: string) => Surface;
+  /** Every tool the target offers, classified, known without a root (an MCP server's `tools/list`). */
+  readonly offered?: readonly OfferedTool[];
+  /** Starts, in the background, what the roots' cases will need (an MCP server per root). */
+  warm?: (roots: readonly string[]) => void;
+  /** Tools the user excluded by name (`--exclude-tool`, the mapping's `exclude`), each with the reason the report repeats. */
+  excluded?: ReadonlyMap<string, string>;
+}
+
+/** The target's tools on `root`, classified (surface.ts); none for a target without tools. */
+export function surfaceOf(target: AuditTarget, root: string): Surface {
+  if (target.surface !== undefined) return target.surface(root);
+  return moduleSurface(target.createWorkspaceTools?.(root) ?? [], target.excluded);
+}
+
+const offeredByModule = new WeakMap<AuditTarget, readonly OfferedTool[]>();
+
+/**
+ * Every tool the target offers, classified: an MCP server's from its `tools/list`, a module's from the
+ * tools its `createWorkspaceTools` returns on an empty directory made for the purpose (none when that
+ * throws: the properties that call it find out why).
+ */
+export function offeredTools(target: AuditTarget): readonly OfferedTool[] {
+  if (target.offered !== undefined) return target.offered;
+  let offered = offeredByModule.get(target);
+  if (offered === undefined) {
+    const scratch = mkdtempSync(join(tmpdir(), "workspace-gates-surface-"));
+    try {
+      offered = surfaceOf(target, scratch).offered;
+    } catch {
+      offered = [];
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    offeredByModule.set(target, offered);
+  }
+  return offered;
 }
 
 export type ContractExport = "isInside" | "workspacePath" | "createWorkspaceTools" | "runAgent";
 
 export const CONTRACT_EXPORTS: readonly ContractExport[] = ["isInside", "workspacePath", "createWorkspaceTools", "runAgent"];
+
+/**
+ * The target stopped answering in the middle of a call: its process exited, or left the call
+ * unanswered. Whether that is a finding (the call kills it) or the target's own trouble is decided by
+ * doing the case again on a fresh process (audit/run.ts).
+ */
+export class TargetStopped extends Error {
+  constructor(
+    message: string,
+    readonly how: "exited" | "hung",
+  ) {
+    super(message);
+  }
+}
 
 /** A module that cannot be audited as it is: nothing of the contract, or a contract name that is no function. */
 export class UnusableTarget extends Error {}
@@ -41,7 +96,7 @@ export function targetFromModule(label: string, module: Record<string, unknown>)
   const wrong: string[] = [];
   for (const name of CONTRACT_EXPORTS) {
     const value = module[name];
-    if (typeof value === "function") Object.assign(target, { [name]: value });
+    if (typeof value === "function") Object.assign(target, { [name]: name === "createWorkspaceTools" ? recordedTools(value as Required<AuditTarget>["createWorkspaceTools"]) : value });
     else if (value !== undefined) wrong.push(`${name} is ${value === null ? "null" : typeof value}, not a function`);
   }
   const looked = `looked for ${CONTRACT_EXPORTS.join(", ")}`;
@@ -51,6 +106,14 @@ export function targetFromModule(label: string, module: Record<string, unknown>)
     throw new UnusableTarget(`${label} exports none of the contract (${looked}; found ${found.length === 0 ? "no exports" : found.join(", ")})`);
   }
   return target;
+}
+
+/** Every call of the module's tools is counted in the record of the case under way (coverage, surface.ts). */
+function recordedTools(create: Required<AuditTarget>["createWorkspaceTools"]): Required<AuditTarget>["createWorkspaceTools"] {
+  return (root, options) => {
+    const tools = create(root, options);
+    return Array.isArray(tools) ? tools.map((tool) => (typeof tool?.execute === "function" && typeof tool.spec?.name === "string" ? recorded(tool) : tool)) : tools;
+  };
 }
 
 /** The package's own implementation, the baseline every fork is compared with. */

@@ -1,0 +1,214 @@
+/**
+ * Which operation a tool plays, and which of its arguments plays each role, read from what the tool
+ * says of itself: its name and the JSON Schema of its input (an MCP server's `tools/list`, a module
+ * tool's `spec.inputSchema`).
+ *
+ * Promises: `classifyTool` answers one of three: the operation with the argument of every role it
+ * needs (and a value for every other required argument); "no path", when no argument is a path, a
+ * list of paths, or the ends of a move; or "unclassified", naming the path arguments it found and
+ * why no operation fits, so a report can name the tool instead of skipping it. A tool whose name is
+ * one of the contract's (`ls`, `move`, …: catalog.ts) plays that operation, its roles taken from the
+ * schema where it names them and from the contract's own argument names otherwise.
+ * Does not promise: to be right about a tool it has never seen. It reads names, as a user would; the
+ * mapping file (docs/contract.md) corrects or extends it, and the report shows what it decided.
+ */
+import { OPERATIONS, type OperationId, type OperationInput, type Role, operation, operationOfModuleName } from "./catalog.js";
+
+/** The part of a tool a classification reads. */
+export interface ToolDescription {
+  name: string;
+  description?: string | undefined;
+  inputSchema?: unknown;
+}
+
+/** How a call of one tool is built from an operation's input. */
+export interface ArgumentPlan {
+  /** The argument that takes each role (for `edit` through a list of edits, `oldText` and `newText` name the items' fields). */
+  roles: Partial<Record<Role, string>>;
+  /** The list argument whose items are `{ [roles.oldText]: …, [roles.newText]: … }`, when edits come as a list. */
+  edits?: string;
+  /** Every other required argument, with the value it is sent. */
+  fixed: Record<string, unknown>;
+}
+
+/** What a user says of one tool (an MCP mapping's `tools`): the operation it plays, its arguments by role, or that it is excluded, and why. */
+export type ToolOverride =
+  | { exclude: string }
+  | { operation: OperationId; arguments: Partial<Record<Role | "edits", string>>; fixed: Record<string, unknown> };
+
+export type Classification =
+  | { kind: "operation"; operation: OperationId; plan: ArgumentPlan; by: "name" | "schema" | "mapping" }
+  | { kind: "no path"; why: string }
+  | { kind: "unclassified"; why: string }
+  | { kind: "excluded"; why: string };
+
+interface PropertySchema {
+  type?: unknown;
+  items?: unknown;
+  properties?: unknown;
+  required?: unknown;
+  description?: unknown;
+  default?: unknown;
+  const?: unknown;
+  enum?: unknown;
+}
+
+/** Words of an identifier: `list_directory_with_sizes`, `readFile`, `read-file` → lowercase words. */
+export function words(identifier: string): string[] {
+  return identifier
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== "");
+}
+
+/** An identifier as one lowercase word: `file_path`, `filePath` → `filepath`. */
+const flat = (identifier: string) => words(identifier).join("");
+
+// Argument names by role, flattened. A name alone decides: descriptions are prose and say "path" of
+// things that are not one.
+const ROLE_NAMES: Readonly<Record<Role, readonly string[]>> = {
+  path: ["path", "filepath", "filename", "file", "dir", "dirpath", "directory", "directorypath", "folder", "folderpath", "absolutepath", "relativepath", "targetpath", "notebookpath"],
+  paths: ["paths", "files", "filepaths", "filenames"],
+  source: ["source", "src", "from", "sourcepath", "oldpath", "frompath"],
+  destination: ["destination", "dest", "dst", "to", "destinationpath", "newpath", "topath", "target"],
+  pattern: ["pattern", "glob", "globpattern", "query", "regex", "search", "searchpattern", "namepattern"],
+  content: ["content", "contents", "text", "data", "body", "filetext"],
+  oldText: ["oldtext", "oldstring", "oldstr", "old", "search", "find"],
+  newText: ["newtext", "newstring", "newstr", "new", "replace", "replacement"],
+};
+
+const PATH_ROLES: readonly Role[] = ["path", "paths", "source", "destination"];
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function propertiesOf(schema: unknown): { properties: Record<string, PropertySchema>; required: string[] } {
+  const object = asObject(schema);
+  const properties = (asObject(object?.properties) ?? {}) as Record<string, PropertySchema>;
+  const required = Array.isArray(object?.required) ? object.required.filter((name): name is string => typeof name === "string") : [];
+  return { properties, required };
+}
+
+const isType = (schema: PropertySchema | undefined, type: string) => schema?.type === type || (Array.isArray(schema?.type) && schema.type.includes(type));
+
+/** The argument whose name plays `role` and whose type fits it, if there is one. */
+function argumentFor(role: Role, properties: Record<string, PropertySchema>): string | undefined {
+  const wanted = role === "paths" ? "array" : "string";
+  return Object.keys(properties).find((name) => ROLE_NAMES[role].includes(flat(name)) && (properties[name]?.type === undefined || isType(properties[name], wanted)));
+}
+
+/** The list argument whose items hold an old and a new text (`edits: [{ oldText, newText }]`). */
+function editList(properties: Record<string, PropertySchema>): { argument: string; oldText: string; newText: string } | undefined {
+  for (const [name, schema] of Object.entries(properties)) {
+    if (!isType(schema, "array")) continue;
+    const items = propertiesOf(schema.items).properties;
+    const oldText = argumentFor("oldText", items);
+    const newText = argumentFor("newText", items);
+    if (oldText !== undefined && newText !== undefined) return { argument: name, oldText, newText };
+  }
+  return undefined;
+}
+
+/** A value the schema itself offers for a required argument no role fills, or one of its type. */
+function placeholder(schema: PropertySchema | undefined): unknown {
+  if (schema === undefined) return "";
+  if (schema.default !== undefined) return schema.default;
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  if (isType(schema, "boolean")) return false;
+  if (isType(schema, "integer") || isType(schema, "number")) return 1;
+  if (isType(schema, "array")) return [];
+  if (isType(schema, "object")) return {};
+  return "";
+}
+
+/** The operation a name points at when its arguments are only a path (`get_file_info` tells metadata). */
+function operationByName(name: string): OperationId | undefined {
+  const said = new Set(words(name));
+  const any = (...options: string[]) => options.some((word) => said.has(word));
+  if (any("tree")) return "tree";
+  if (any("info", "stat", "stats", "metadata")) return "stat";
+  if (any("mkdir") || (any("create", "make", "new", "ensure") && any("directory", "dir", "folder"))) return "mkdir";
+  if (any("delete", "remove", "rm", "unlink", "trash")) return "delete";
+  if (any("list", "ls", "dir", "directory", "listing")) return "list";
+  if (any("read", "cat", "view", "open", "get", "show", "load")) return "read";
+  return undefined;
+}
+
+/** Search by content rather than by name: `grep`, `search_file_content`, a regex over text. */
+function searchesContent(tool: ToolDescription): boolean {
+  const said = new Set([...words(tool.name), ...words(String(tool.description ?? "")).slice(0, 40)]);
+  return said.has("grep") || said.has("content") || said.has("contents") || said.has("ripgrep");
+}
+
+function rolesFound(roles: readonly Role[], properties: Record<string, PropertySchema>): Partial<Record<Role, string>> {
+  return Object.fromEntries(roles.flatMap((role) => [argumentFor(role, properties)].filter((argument) => argument !== undefined).map((argument) => [role, argument])));
+}
+
+function planFor(id: OperationId, properties: Record<string, PropertySchema>, required: readonly string[], fallbackToContract: boolean): ArgumentPlan | undefined {
+  const needed = operation(id).roles;
+  const edits = id === "edit" ? editList(properties) : undefined;
+  const roles: Partial<Record<Role, string>> = edits === undefined ? rolesFound(needed, properties) : { ...rolesFound(["path"], properties), oldText: edits.oldText, newText: edits.newText };
+  for (const role of needed) {
+    if (roles[role] !== undefined) continue;
+    if (!fallbackToContract) return undefined;
+    roles[role] = role;
+  }
+  const taken = new Set([...Object.values(roles), ...(edits === undefined ? [] : [edits.argument])]);
+  const fixed = Object.fromEntries(required.filter((name) => !taken.has(name)).map((name) => [name, placeholder(properties[name])]));
+  return { roles, ...(edits === undefined ? {} : { edits: edits.argument }), fixed };
+}
+
+export function classifyTool(tool: ToolDescription, override?: ToolOverride): Classification {
+  const { properties, required } = propertiesOf(tool.inputSchema);
+  if (override !== undefined) {
+    if ("exclude" in override) return { kind: "excluded", why: override.exclude };
+    const { edits, ...named } = override.arguments;
+    const found = planFor(override.operation, properties, required, true) as ArgumentPlan;
+    const roles = { ...found.roles, ...named };
+    const taken = new Set([...Object.values(roles), ...(edits === undefined ? (found.edits === undefined ? [] : [found.edits]) : [edits])]);
+    const fixed = { ...Object.fromEntries(Object.entries(found.fixed).filter(([argument]) => !taken.has(argument))), ...override.fixed };
+    const listed = edits ?? (named.oldText === undefined ? found.edits : undefined);
+    return { kind: "operation", operation: override.operation, plan: { roles, ...(listed === undefined ? {} : { edits: listed }), fixed }, by: "mapping" };
+  }
+  const contract = operationOfModuleName(tool.name);
+  if (contract !== undefined) {
+    const plan = planFor(contract, properties, required, true) as ArgumentPlan;
+    return { kind: "operation", operation: contract, plan, by: "name" };
+  }
+  const has = (role: Role) => argumentFor(role, properties) !== undefined;
+  const pathArguments = PATH_ROLES.flatMap((role) => [argumentFor(role, properties)].filter((name) => name !== undefined));
+  if (pathArguments.length === 0) return { kind: "no path", why: "no argument names a path, a list of paths, or the ends of a move" };
+  const said = new Set(words(tool.name));
+  let id: OperationId | undefined;
+  if (has("source") && has("destination")) id = said.has("copy") || said.has("cp") ? "copy" : "move";
+  else if (has("paths")) id = "readMany";
+  else if (has("path") && (editList(properties) !== undefined || (has("oldText") && has("newText")))) id = "edit";
+  else if (has("path") && has("content")) id = "write";
+  else if (has("path") && has("pattern")) id = searchesContent(tool) ? "grep" : "search";
+  else if (has("path")) id = operationByName(tool.name);
+  const plan = id === undefined ? undefined : planFor(id, properties, required, false);
+  if (id === undefined || plan === undefined)
+    return { kind: "unclassified", why: `takes ${pathArguments.map((name) => `\`${name}\``).join(", ")}, but neither its arguments nor its name says which of ${OPERATIONS.map((known) => known.id).join(", ")} it does` };
+  return { kind: "operation", operation: id, plan, by: "schema" };
+}
+
+/** The arguments of one call: each role's value under the tool's own name, paths as `pathFor` spells them. */
+export function argumentsFor(plan: ArgumentPlan, input: OperationInput, pathFor: (path: string) => unknown): Record<string, unknown> {
+  const args: Record<string, unknown> = { ...plan.fixed };
+  const { roles } = plan;
+  for (const role of ["path", "source", "destination"] as const) {
+    const value = input[role];
+    if (value !== undefined && roles[role] !== undefined) args[roles[role]] = pathFor(value);
+  }
+  if (input.paths !== undefined && roles.paths !== undefined) args[roles.paths] = input.paths.map(pathFor);
+  for (const role of ["pattern", "content"] as const) if (input[role] !== undefined && roles[role] !== undefined) args[roles[role]] = input[role];
+  if (input.oldText !== undefined && input.newText !== undefined && roles.oldText !== undefined && roles.newText !== undefined) {
+    const edit = { [roles.oldText]: input.oldText, [roles.newText]: input.newText };
+    if (plan.edits === undefined) Object.assign(args, edit);
+    else args[plan.edits] = [edit];
+  }
+  return args;
+}
