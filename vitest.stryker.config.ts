@@ -55,6 +55,7 @@ export const CHEAPEST_FIRST = [
   "kill-matrix",
   "agent-kill-matrix",
   "kill-every-seed",
+  "surface",
   "bad-input",
   "audit",
 ];
