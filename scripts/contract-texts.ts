@@ -1,6 +1,7 @@
-// `npm run contract-texts`: rewrites the table of fixed texts in docs/contract.md from the code.
-import { CONTRACT_TEXTS_SECTION, renderContractTexts } from "../test/support/contract-texts.js";
+// `npm run contract-texts`: rewrites the tables of docs/contract.md that the code defines (its fixed texts, its operations).
+import { CONTRACT_TEXTS_SECTION, OPERATIONS_SECTION, renderContractTexts, renderOperations } from "../test/support/contract-texts.js";
 import { writeSectionToFile } from "../test/support/generated-section.js";
 
 await writeSectionToFile(CONTRACT_TEXTS_SECTION, renderContractTexts());
-process.stdout.write(`wrote the fixed texts of ${CONTRACT_TEXTS_SECTION.file}\n`);
+await writeSectionToFile(OPERATIONS_SECTION, renderOperations());
+process.stdout.write(`wrote the fixed texts and the operations of ${CONTRACT_TEXTS_SECTION.file}\n`);

@@ -2,7 +2,7 @@
 // and every name a counterexample uses.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { CONTRACT_TEXTS_SECTION, renderContractTexts } from "./support/contract-texts.js";
+import { CONTRACT_TEXTS_SECTION, OPERATIONS_SECTION, renderContractTexts, renderOperations } from "./support/contract-texts.js";
 import { readSection, wrapSection } from "./support/generated-section.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
@@ -19,6 +19,10 @@ describe("docs/contract.md", () => {
     expect(doc).toContain('`"\\n[truncated N characters]\\n"`');
   });
 
+  it("lists every operation of the catalogue, the tool names a module gives it and the input each takes (npm run contract-texts)", () => {
+    expect(readSection(doc, OPERATIONS_SECTION)).toBe(wrapSection(OPERATIONS_SECTION, renderOperations()));
+  });
+
   it.each(PROPERTIES.map((property) => [property.id, property.kind] as const))("names %s (%s)", (id) => {
     expect(doc).toContain(`\`${id}\``);
   });
@@ -33,7 +37,13 @@ describe("docs/contract.md", () => {
     const example = /### The mapping file[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(parseMapping(example ?? "", "docs/contract.md")).toEqual({
       ...FILESYSTEM_SERVER_MAPPING,
+      read: { ...FILESYSTEM_SERVER_MAPPING.read, named: true },
+      write: { ...FILESYSTEM_SERVER_MAPPING.write, named: true },
       mkdir: { ...FILESYSTEM_SERVER_MAPPING.mkdir, named: true },
+      tools: {
+        rename_entry: { operation: "move", arguments: { source: "from_path", destination: "to_path" }, fixed: { overwrite: false } },
+        run_query: { exclude: "queries a database, not the workspace" },
+      },
       errorText: "^Error:",
     });
   });

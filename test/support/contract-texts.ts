@@ -1,13 +1,39 @@
 /**
- * The table of fixed texts in docs/contract.md, written from src/gates/messages.ts and the truncation
- * marker, so the document quotes exactly what the code answers and what conformance checks. `npm run
- * contract-texts` writes it; test/contract-doc.test.ts holds the document to it.
+ * The tables of docs/contract.md that the code defines: the fixed texts, written from
+ * src/gates/messages.ts and the truncation marker, so the document quotes exactly what the code
+ * answers and what conformance checks; and the operations, written from the catalogue
+ * (src/kit/operations/catalog.ts), so it lists exactly the tool names and inputs the audit attacks.
+ * `npm run contract-texts` writes both; test/contract-doc.test.ts holds the document to them.
  */
 import * as messages from "../../src/gates/messages.js";
 import { truncationMarker } from "../../src/gates/truncate.js";
+import { ORACLES, OPERATIONS, type Role, containmentId } from "../../src/kit/operations/catalog.js";
 import type { GeneratedSection } from "./generated-section.js";
 
 export const CONTRACT_TEXTS_SECTION: GeneratedSection = { file: "docs/contract.md", name: "contract-texts", command: "npm run contract-texts" };
+export const OPERATIONS_SECTION: GeneratedSection = { file: "docs/contract.md", name: "operations", command: "npm run contract-texts" };
+
+/** How a module's tool takes each role: the field of its input. */
+const FIELD: Record<Role, string> = {
+  path: "`path`",
+  paths: "`paths` (an array)",
+  source: "`source`",
+  destination: "`destination`",
+  pattern: "`pattern`",
+  content: "`content`",
+  oldText: "`oldText`",
+  newText: "`newText`",
+};
+
+export function renderOperations(): string {
+  const rows = OPERATIONS.map((operation) => {
+    const names = operation.moduleNames.map((name) => `\`${name}\``).join(", ");
+    const fields = operation.roles.map((role) => FIELD[role]).join(", ");
+    const rules = operation.oracles.map((id) => `${ORACLES[id].rule} (${ORACLES[id].consequence})`).join("; ");
+    return `| \`${containmentId(operation.id)}\` | ${operation.does} | ${names} | ${fields} | ${rules} |`;
+  });
+  return ["| property | a tool that | `spec.name` in a module | input | rules (consequence of a breach) |", "|---|---|---|---|---|", ...rows].join("\n");
+}
 
 /** Which conformance property checks each text; the others are the reference's wording, not checked. */
 const CHECKED_BY: Partial<Record<keyof typeof messages, string>> = {
