@@ -72,4 +72,5 @@ class CheapestFirst extends BaseSequencer {
   }
 }
 
-export default mergeConfig(base, defineConfig({ test: { sequence: { sequencer: CheapestFirst } } }));
+// One file at a time, so that the cheapest file that kills a mutant is the one that runs first.
+export default mergeConfig(base, defineConfig({ test: { maxWorkers: 1, sequence: { sequencer: CheapestFirst } } }));
