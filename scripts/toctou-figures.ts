@@ -1,8 +1,9 @@
 // `npm run toctou:figures`: races each target once (`toctou --mode race`): the chapter's tools, the
-// verified tools, and the official MCP filesystem server at the gallery's pinned version, installed
-// from the npm registry into a temp project. Keeps the figures in docs/toctou-race.json and draws the
-// table of docs/toctou.md from them. Takes RACE_SECONDS per target, and as much again for the MCP
-// run's control race.
+// verified tools, the whole-surface fixture (a tool for every operation, on the chapter's boundary),
+// and the official MCP filesystem server at the gallery's pinned version, installed from the npm
+// registry into a temp project. Keeps the figures in docs/toctou-race.json and draws the table of
+// docs/toctou.md from them. Takes RACE_SECONDS per target, and as much again for the control race
+// that follows every target but the chapter's.
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -27,6 +28,7 @@ try {
   const targets: [string, string[]][] = [
     ["chapter", ["--tools", "chapter"]],
     ["verified", ["--tools", "verified"]],
+    ["whole surface (fixtures/surface)", ["--target", "fixtures/surface/surface.ts"]],
     [`${SERVER} ${official.version} (MCP)`, ["--mcp", "--", "node", join(dir, "node_modules", SERVER, "dist", "index.js"), "{root}"]],
   ];
   const figures: RaceFigures = { machine: { node: process.version, cpus: cpus().length, loadAverage: loadavg()[0] ?? 0 }, seconds: RACE_SECONDS, runs: [] };
