@@ -18,7 +18,8 @@ import {
   toolInput,
   windowsCandidate,
 } from "../src/kit/audit/arbitraries/index.js";
-import { rootTwins } from "../src/kit/sandbox/root-twins.js";
+import { creationAttack, treeAnd } from "../src/kit/audit/arbitraries/trees.js";
+import { MOST_NAMED_TWINS, namedTwins, rootTwins } from "../src/kit/sandbox/root-twins.js";
 import { type Sandbox, createSandbox, displayBytes } from "../src/kit/sandbox/sandbox.js";
 import { type TreeEntry, areaPath, materialize, renderTree } from "../src/kit/sandbox/tree.js";
 
@@ -77,6 +78,11 @@ describe("the root's twins", () => {
     expect(twins[0]).toEqual({ transform: "letter case", name: [...root].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join("") });
   });
 
+  it("no root has more twins a string can name than MOST_NAMED_TWINS, and one neither NFC nor NFD has that many", () => {
+    for (const root of ROOT_NAMES) expect(namedTwins(root).length, root).toBeLessThanOrEqual(MOST_NAMED_TWINS);
+    expect(namedTwins("\u00e9e\u0301")).toHaveLength(MOST_NAMED_TWINS);
+  });
+
   it("a normalization twin is the same text in another form", () => {
     const twin = rootTwins("wé").find(({ transform }) => transform === "normalization");
     expect(twin?.name).not.toBe("wé");
@@ -89,6 +95,30 @@ describe("the root's twins", () => {
     expect(twin.toString("utf8")).toBe(root);
     expect(twin.equals(Buffer.from(root))).toBe(false);
     expect(displayBytes(twin)).toBe("w\\xFFs");
+  });
+});
+
+describe("the creation attack", () => {
+  // Regression (fixtures/vulnerable/quote-trimmed.ts): one link to one twin per tree met the official
+  // server's quote and space twins only after 85 trees at some seeds.
+  it("opens its tree with a probe through each link it plants, each to outside/ or another twin", () => {
+    const opened = treeAnd((_aimed, attack) => fc.constant(attack?.candidate), candidate(), { attack: creationAttack(), attackFreq: 1_000_000 });
+    fc.assert(
+      fc.property(opened, ({ tree, probes }) => {
+        fc.pre(probes[0] !== undefined);
+        const links = tree.slice(0, tree.findIndex((entry) => entry.kind === "file"));
+        expect(links.length).toBeGreaterThan(0);
+        const areas = links.map((link) => (link.kind === "symlink" && "area" in link.target ? link.target.area : "not a link to an area"));
+        for (const area of areas) expect(area).toMatch(/^(outside|sibling\d+)$/);
+        expect(new Set(areas).size).toBe(areas.length);
+        expect(probes.slice(0, links.length).map((probe) => (probe?.form === "text" ? probe.text.split("/")[0] : undefined))).toEqual(links.map((link) => link.at[0]));
+      }),
+    );
+  });
+
+  it("plants links to most of the twins in each tree, not one", () => {
+    const planted = fc.sample(creationAttack(), { numRuns: 200, seed: 1 }).map((attack) => 1 + (attack.more?.length ?? 0));
+    expect(planted.reduce((sum, count) => sum + count, 0) / planted.length).toBeGreaterThan(MOST_NAMED_TWINS / 2);
   });
 });
 

@@ -15,6 +15,9 @@
 /** Suffixes that turn the root's name into a sibling whose path starts with the root's path. */
 export const SIMILAR_PREFIX_SUFFIXES = ["-other", "2", "_bak", " ", "'", ".d", "..", "-"] as const;
 
+/** The most twins a string can name: the letter case, the NFD and NFC spellings, and each suffix. */
+export const MOST_NAMED_TWINS = 3 + SIMILAR_PREFIX_SUFFIXES.length;
+
 export type TwinTransform = "similar prefix" | "letter case" | "normalization" | "lossy byte";
 
 export interface RootTwin {

@@ -8,6 +8,7 @@
  */
 import fc from "fast-check";
 import { CANARY_DIR, CANARY_FILE } from "../../sandbox/sandbox.js";
+import { MOST_NAMED_TWINS } from "../../sandbox/root-twins.js";
 import type { Area, LinkTarget, Tree, TreeEntry } from "../../sandbox/tree.js";
 import { type Candidate, type CandidateConstraints, DEFAULT_MAX_PARENT_STEPS, area, neighbourArea, targetLeaf } from "./candidates.js";
 import { withClimbs } from "./climbs.js";
@@ -52,6 +53,8 @@ export interface Attack {
   candidate: Candidate;
   /** The end of a move the candidate belongs at, when it belongs at one (a new name: the destination). */
   end?: "source" | "destination";
+  /** Candidates of the probes right after the first, made the same way from the same entries. */
+  more?: Candidate[];
 }
 
 /**
@@ -85,28 +88,34 @@ export function listingAttack(): fc.Arbitrary<Attack> {
     }));
 }
 
+/** The areas a name can be made in through a link: outside/, and each twin a root's name can have. */
+const CREATION_AREAS: readonly Area[] = ["outside", ...Array.from({ length: MOST_NAMED_TWINS }, (_, index): Area => `sibling${index}`)];
+
 /**
- * A top-level link to a directory outside, a file beside it (something to move or copy), and a new
- * name through the link as the candidate: what a tool that makes a name must refuse.
+ * A sweep of top-level links, to outside/ and to each of the root's twins (most of them in each tree:
+ * a check may let one twin through and hold the rest), a file beside them (something to move or
+ * copy), and a new name through each link as the first probes: what a tool that makes a name must
+ * refuse. Shrinking drops the links a failure does not need, so a counterexample keeps the one it does.
  */
 export function creationAttack(): fc.Arbitrary<Attack> {
-  // The twins far more often than outside/: each is the root's name under another mistake (trimmed,
-  // unquoted, …), which a check that passes outside/ may still let through.
-  const area = fc.oneof({ weight: 1, arbitrary: fc.constant("outside" as const) }, { weight: 4, arbitrary: fc.nat({ max: 15 }).map((index): Area => `sibling${index}`) });
+  const planted = fc.constantFrom(false, true, true, true);
   return fc
     .record({
       names: fc.uniqueArray(treeName(), { minLength: 2, maxLength: 2 }),
-      target: fc.record({ form: fc.constantFrom("absolute" as const, "relative" as const), area, path: fc.constant([]) }),
+      form: fc.constantFrom("absolute" as const, "relative" as const),
+      areas: fc.tuple(...CREATION_AREAS.map(() => planted)).map((chosen) => CREATION_AREAS.filter((_, index) => chosen[index])).filter((areas) => areas.length > 0),
       created: fc.constantFrom("new.txt", "made"),
     })
-    .map(({ names: [link = "a", file = "b"], target, created }) => ({
-      entries: [
-        { kind: "symlink", at: [link], target },
-        { kind: "file", at: [file] },
-      ],
-      candidate: { form: "text", text: `${link}/${created}` },
-      end: "destination",
-    }));
+    .map(({ names: [base = "a", file = "b"], form, areas, created }) => {
+      const links = areas.map((where, index) => ({ name: index === 0 ? base : `${base}${index}`, where }));
+      const [first, ...more] = links.map(({ name }): Candidate => ({ form: "text", text: `${name}/${created}` }));
+      return {
+        entries: [...links.map(({ name, where }): TreeEntry => ({ kind: "symlink", at: [name], target: { form, area: where, path: [] } })), { kind: "file", at: [file] }],
+        candidate: first as Candidate,
+        more,
+        end: "destination",
+      };
+    });
 }
 
 /** `linkAttack()` as an attack a tree opens with. */
@@ -221,10 +230,11 @@ export function treeAnd<P>(
     .chain(([attack, entries]) => {
       const tree = attack === null ? entries : [...attack.entries, ...entries];
       const aimed = candidateThrough(tree, generic, constraints);
-      const first = probe(aimed, attack ?? undefined, tree);
+      const opening = attack === null ? [undefined] : [attack, ...(attack.more ?? []).map((candidate) => ({ ...attack, candidate }))];
+      const first = opening.slice(0, maxProbes).map((opened) => probe(aimed, opened, tree));
       return fc.record({
         tree: fc.constant(tree),
-        probes: fc.tuple(first, fc.array(probe(aimed, undefined, tree), { maxLength: maxProbes - 1, size: "max" })).map(([head, rest]) => [head, ...rest]),
+        probes: fc.tuple(fc.tuple(...first), fc.array(probe(aimed, undefined, tree), { maxLength: maxProbes - first.length, size: "max" })).map(([head, rest]) => [...head, ...rest]),
       });
     });
 }
