@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BENCH_FILE, BENCH_SECTION, type BenchFigures, renderBench } from "./support/bench-table.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
+import { OFFICIAL_SEEDS_FILE, OFFICIAL_SEEDS_SECTION, type OfficialSeeds, WATCHED, renderOfficialSeeds } from "./support/official-seeds.js";
 import { RACE_FIGURES_FILE, RACE_SECTION, type RaceFigures, renderRaceFigures } from "./support/race-figures.js";
 import { RACE_OPERATIONS, type RaceOperation, raceOperationTool } from "../src/kit/toctou/race.js";
 
@@ -45,6 +46,23 @@ describe("docs/toctou.md: the race figures", () => {
       expect(escapes(server, operation), operation).toBeGreaterThan(0);
     expect(escapes(server, "overwrite.leaf")).toBe(0);
     expect(escapes(server, "edit.leaf")).toBe(0);
+  });
+});
+
+describe("docs/audit-budget.md: the official server, seed by seed", () => {
+  it("shows exactly the committed figures", async () => {
+    expect(await readSectionFromFile(OFFICIAL_SEEDS_SECTION)).toBe(wrapSection(OFFICIAL_SEEDS_SECTION, renderOfficialSeeds(await json<OfficialSeeds>(OFFICIAL_SEEDS_FILE))));
+  });
+
+  it("were measured for seeds 1 to 20, each a failed audit whose write reached the quote or space twin", async () => {
+    const { server, rows } = await json<OfficialSeeds>(OFFICIAL_SEEDS_FILE);
+    expect(server).toMatch(/^@modelcontextprotocol\/server-filesystem \S+$/);
+    expect(rows.map((row) => row.seed)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+    for (const row of rows) {
+      expect(row, `seed ${row.seed}`).toMatchObject({ exitCode: 1, status: "failed" });
+      expect(row.failed, `seed ${row.seed}`).toContain(WATCHED);
+      expect(row.twin, `seed ${row.seed}`).toMatch(/['\s]$/);
+    }
   });
 });
 
