@@ -20,11 +20,11 @@ const property = (id: string) => {
 describe("each enumerated class dies at the default budget for every seed 1..20", () => {
   const rows = VULNERABLE_VARIANTS.filter((variant) => variant.everySeed === true);
 
-  it("covers the classes issue 16 names, and the variants only containment.write catches", () => {
+  it("covers the classes issue 16 names, the variants only containment.write catches, and the official server's twin", () => {
     const issue16 = ["array-input", "bash-no-max-buffer", "bash-no-output-cut", "bash-no-timeout", "case-insensitive", "coerced-field", "lossy-name", "root-as-given", "root-swapped"];
     const onlyWrite = VULNERABLE_VARIANTS.filter((variant) => variant.caughtBy.join() === "containment.write").map((variant) => variant.module);
     expect(onlyWrite).toEqual(["truncate-before-check", "mkdir-before-check"]);
-    expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite].sort());
+    expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed"].sort());
   });
 
   it.each(rows.flatMap((row) => row.caughtBy.map((id) => [row.module, id] as const)))(
