@@ -173,6 +173,17 @@ const gatesSection: Section = {
           await mkdir(join(root, name));
         }
       };
+      // The write tool against `bare` on a new file each, in directories emptied after every batch.
+      const newFiles = (bare: (path: string) => Promise<void>) =>
+        comparePaired(
+          {
+            gated: () => mustSucceed(write, { path: `new-gated/${created++}.txt`, content: text }),
+            bare: () => bare(join(root, "new-bare", `${created++}.txt`)),
+            afterBatch: emptyNewDirs,
+          },
+          reps,
+          batch,
+        );
       const section = "gates";
       const boundary = workspaceBoundary(root);
       return [
@@ -215,15 +226,7 @@ const gatesSection: Section = {
           section,
           "write tool, 1 KiB new file in an existing directory",
           "writeFile(new path, text)",
-          await comparePaired(
-            {
-              gated: () => mustSucceed(write, { path: `new-gated/${created++}.txt`, content: text }),
-              bare: () => writeFile(join(root, "new-bare", `${created++}.txt`), text),
-              afterBatch: emptyNewDirs,
-            },
-            reps,
-            batch,
-          ),
+          await newFiles((path) => writeFile(path, text)),
           2,
           "µs",
           "a temporary file renamed into place, so the write cannot tear (issue 15)",
@@ -232,15 +235,7 @@ const gatesSection: Section = {
           section,
           "write tool, 1 KiB new file, over its floor",
           "no gate: a temporary file renamed into place",
-          await comparePaired(
-            {
-              gated: () => mustSucceed(write, { path: `new-gated/${created++}.txt`, content: text }),
-              bare: () => writeThenRename(join(root, "new-bare", `${created++}.txt`), text),
-              afterBatch: emptyNewDirs,
-            },
-            reps,
-            batch,
-          ),
+          await newFiles((path) => writeThenRename(path, text)),
           GATE_OVER_FLOOR,
           "µs",
           "what the checks add: lstat and realpath of the path, or of its nearest existing ancestor",
