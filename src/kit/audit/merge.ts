@@ -3,12 +3,13 @@
  * one audit run in shards, with the reports `audit` writes for one run.
  *
  * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance,
- * property list and version of the tool), each exactly once and none interrupted; otherwise nothing
+ * `--fail-on`, SARIF location, property list and version of the tool), each exactly once and none interrupted; otherwise nothing
  * is merged and the exit code is 2, naming the shard that is missing, repeated or incomplete. A
  * property failed when any shard failed it (that shard's counterexample and replay are kept), was
  * skipped when every shard skipped it, passed when every shard passed it; its runs and cases are the
- * shards' added up, and the summary is counted again. Exit 1 when a guarantee (or, with
- * `--conformance`, a text) failed, 0 otherwise, as `audit`; 2 when a report cannot be written.
+ * shards' added up, and the summary is counted again. Exit 1 when a guarantee failed with a
+ * consequence the shards' `--fail-on` names (or, with `--conformance`, a text differs), 0 otherwise,
+ * as `audit`; 2 when a report cannot be written.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
@@ -31,7 +32,7 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
     const shard = report.shard;
     if (shard === undefined) throw new MergeError(`a report of ${report.target} is not a shard`);
     if (report.interrupted !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} was interrupted (${report.interrupted}): its cases did not all run`);
-    const differs = (["target", "seed", "runs", "timeSeconds", "conformance"] as const).find((field) => report[field] !== first[field]);
+    const differs = (["target", "seed", "runs", "timeSeconds", "conformance", "failOn", "location"] as const).find((field) => String(report[field]) !== String(first[field]));
     if (differs !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} has another ${differs} (${String(report[differs])}) than shard ${first.shard?.index}/${count} (${String(first[differs])})`);
     // Another version may draw other cases from the same seed, and count them otherwise.
     if (report.tool?.version !== first.tool?.version)
@@ -54,7 +55,7 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
   const results = first.results.map((result, position) =>
     result.id === COVERAGE_ID ? { ...result, ...jsonOf(judged) } : mergeResult(ordered.map((report) => report.results[position] ?? result)),
   );
-  return { ...common, coverage, summary: summarize(results, first.conformance), results };
+  return { ...common, coverage, summary: summarize(results, first), results };
 }
 
 /** A result's JSON fields (a coverage result has no replay). */
@@ -78,8 +79,8 @@ function mergeResult(shards: readonly JsonResult[]): JsonResult {
 export function renderMerged(report: JsonReport, shards: number): string {
   const header = `${"property".padEnd(28)} ${"verdict".padEnd(12)} ${"runs".padStart(9)} ${"cases".padStart(9)}`;
   const lines = report.results.map((result) => {
-    const fails = failsRun(result, report.conformance);
-    const verdict = fails ? "FAILED" : result.status === "failed" ? (result.kind === "limit" ? "known limit" : "differs") : result.status;
+    const fails = failsRun(result, report);
+    const verdict = fails ? "FAILED" : result.status !== "failed" ? result.status : result.kind === "limit" ? "known limit" : result.kind === "conformance" ? "differs" : "tolerated";
     const detail = fails ? `\n    broken: ${result.reason ?? ""}\n    replay: ${result.replay ?? ""}` : "";
     return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)} ${String(result.cases).padStart(9)}${detail}`;
   });
