@@ -15,7 +15,8 @@
  * replay command, located at the report's `location` (findings/sarif.ts). Known limits are not
  * results: they are the chapter's, not the module's.
  */
-import { type JsonReport, type JsonResult, failsRun, findingLines, total } from "./report.js";
+import { type JsonReport, type JsonResult, failsRun, total } from "./report.js";
+import { findingLines } from "../findings/findings.js";
 import { VERSION } from "../version.js";
 import { type SarifResult, type SarifRule, toSarifLog } from "../findings/sarif.js";
 

@@ -21,7 +21,7 @@ import { VERSION } from "../version.js";
 import { namedTwins } from "../sandbox/root-twins.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
-import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat } from "../findings/findings.js";
+import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
 export const JSON_SCHEMA_VERSION = 2;
@@ -280,10 +280,4 @@ function failureDetail(result: PropertyResult, replay: string | undefined): stri
     ...indent(result.counterexample ?? "(none)"),
     ...(replay === undefined ? [] : [`    replay: ${replay}`]),
   ];
-}
-
-/** A failure's consequence (with any other its run showed) and the threat it needs, a line each. */
-export function findingLines(result: Pick<PropertyResult, "consequence" | "alsoSeen" | "threat">): string[] {
-  const also = result.alsoSeen === undefined ? "" : ` (its run also showed: ${result.alsoSeen.join(", ")})`;
-  return [...(result.consequence === undefined ? [] : [`consequence: ${result.consequence}${also}`]), ...(result.threat === undefined ? [] : [`threat: ${result.threat}`])];
 }

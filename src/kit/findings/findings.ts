@@ -108,6 +108,12 @@ export function weaknessesOf(consequence: Consequence, threat: Threat, own: read
   return [...new Set([...CONSEQUENCES[consequence].weaknesses, ...THREATS[threat].weaknesses, ...own])];
 }
 
+/** A failure's consequence (with any other its run showed) and the threat it needs, a line each, as every report writes them. */
+export function findingLines(finding: { consequence?: Consequence; alsoSeen?: readonly Consequence[]; threat?: Threat }): string[] {
+  const also = finding.alsoSeen === undefined ? "" : ` (its run also showed: ${finding.alsoSeen.join(", ")})`;
+  return [...(finding.consequence === undefined ? [] : [`consequence: ${finding.consequence}${also}`]), ...(finding.threat === undefined ? [] : [`threat: ${finding.threat}`])];
+}
+
 export const ESCAPES: readonly Consequence[] = (Object.keys(CONSEQUENCES) as Consequence[]).filter((consequence) => CONSEQUENCES[consequence].escape);
 
 /**
