@@ -13,7 +13,7 @@ import { UsageError } from "../cli-command.js";
 /** A weakness of MITRE's CWE list, as code scanning tags it. */
 export type Cwe = `CWE-${number}`;
 
-/** What a failure means for the one who runs the tools, as observed, most costly first. */
+/** What a failure means for the one who runs the tools, as observed: the escapes, then by severity. */
 export type Consequence =
   | "outside changed"
   | "outside read"
