@@ -7,7 +7,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, useScratch } from "./support/cli.js";
-import { parseJUnit, sarifValidator } from "./support/ci-reports.js";
+import { junitSchemaErrors, multitoolErrors, parseJUnit, sarifValidator } from "./support/ci-reports.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { AuditProperty } from "../src/kit/audit/property.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
@@ -89,7 +89,8 @@ describe("workspace-gates audit --shard and merge", () => {
     const files: string[] = [];
     for (let index = 1; index <= count; index++) {
       const file = join(scratch.path, `${module.join("-").replaceAll("/", "_")}-${index}.json`);
-      await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5", "--shard", `${index}/${count}`, "--json", file]);
+      // Each shard writes its SARIF too: a shard uploaded alone must be as acceptable as the merge.
+      await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5", "--shard", `${index}/${count}`, "--json", file, "--sarif", file.replace(/\.json$/, ".sarif")]);
       files.push(file);
     }
     return files;
@@ -121,7 +122,8 @@ describe("workspace-gates audit --shard and merge", () => {
     const reports = (name: string) => ({ junit: join(scratch.path, `${name}.xml`), sarif: join(scratch.path, `${name}.sarif`) });
     const [wholeFiles, mergedFiles] = [reports("whole"), reports("merged")];
     const whole = await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5", "--junit", wholeFiles.junit, "--sarif", wholeFiles.sarif]);
-    const merged = await cli(["merge", ...(await shards(module, 4)), "--junit", mergedFiles.junit, "--sarif", mergedFiles.sarif]);
+    const shardFiles = await shards(module, 4);
+    const merged = await cli(["merge", ...shardFiles, "--junit", mergedFiles.junit, "--sarif", mergedFiles.sarif]);
     expect(whole.code).toBe(1);
     expect(merged.code, merged.stdout).toBe(1);
     expect(merged.stdout).toMatch(/^isInside\.posix\s+FAILED/m);
@@ -130,12 +132,19 @@ describe("workspace-gates audit --shard and merge", () => {
     expect(await failing(mergedFiles.junit)).toEqual(await failing(wholeFiles.junit));
     expect(await failing(mergedFiles.junit)).toContain("isInside.posix");
     const { validate, errors } = await sarifValidator();
-    const sarif = JSON.parse(await readFile(mergedFiles.sarif, "utf8")) as { runs: [{ results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }] };
+    const sarif = JSON.parse(await readFile(mergedFiles.sarif, "utf8")) as {
+      runs: [{ results: { ruleId: string; partialFingerprints: Record<string, string>; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }];
+    };
     expect(validate(sarif), JSON.stringify(errors())).toBe(true);
     const wholeSarif = JSON.parse(await readFile(wholeFiles.sarif, "utf8")) as typeof sarif;
     expect(sarif.runs[0].results.map((result) => result.ruleId)).toEqual(wholeSarif.runs[0].results.map((result) => result.ruleId));
     expect(sarif.runs[0].results[0]?.locations[0]?.physicalLocation.artifactLocation.uri).toBe(module[0]);
-  });
+    // The merge is the same finding as the unsharded run's: code scanning keeps one alert for both.
+    const fingerprints = (log: typeof sarif) => log.runs[0].results.map((result) => result.partialFingerprints);
+    expect(fingerprints(sarif)).toEqual(fingerprints(wholeSarif));
+    expect(await multitoolErrors([wholeFiles.sarif, mergedFiles.sarif, ...shardFiles.map((file) => file.replace(/\.json$/, ".sarif"))])).toEqual([]);
+    for (const file of [wholeFiles.junit, mergedFiles.junit]) expect(await junitSchemaErrors(await readFile(file, "utf8"))).toEqual([]);
+  }, 120_000);
 
   it("exits 2 when a merged report cannot be written", async () => {
     const result = await cli(["merge", ...(await shards([], 2)), "--junit", join(scratch.path, "no-such-dir", "merged.xml")]);
