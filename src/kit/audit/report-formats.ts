@@ -8,14 +8,17 @@
  * the consequence and the threat, the reason, the counterexample and the replay command; skipped and
  * not-applicable properties are `<skipped>` with why; a known limit, a differing text that does not
  * fail the run, and a guarantee tolerated by `--fail-on` pass, with what they found in `<system-out>`.
- * Every text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`.
+ * Every text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`. Every tool the
+ * target offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why.
  * SARIF: one rule per property that ran; one result per failed guarantee (level `error`, `warning`
  * when `--fail-on` tolerates it) and per differing text (`error` with `--conformance`, `note`
  * without), each with the rule, its consequence and threat, the reason, the counterexample and the
  * replay command, located at the report's `location` (findings/sarif.ts). Known limits are not
- * results: they are the chapter's, not the module's.
+ * results: they are the chapter's, not the module's. The run's property bag lists every tool the
+ * target offers with its coverage verdict, so an exclusion is repeated where the results are read.
  */
 import { type JsonReport, type JsonResult, failsRun, total } from "./report.js";
+import type { CoverageRow } from "./coverage.js";
 import { findingLines } from "../findings/findings.js";
 import { VERSION } from "../version.js";
 import { type SarifResult, type SarifRule, toSarifLog } from "../findings/sarif.js";
@@ -50,6 +53,7 @@ export function toJUnit(report: JsonReport): string {
       ["conformance", String(report.conformance)],
       ["fail-on", report.failOn.join(",")],
       ...(report.interrupted === undefined ? [] : [["interrupted", report.interrupted]]),
+      ...report.coverage.map((row) => [`tool ${row.tool}`, coverageLine(row)]),
     ].map(([name, value]) => `      <property name=${attribute(name as string)} value=${attribute(value as string)}/>`),
     "    </properties>",
     ...cases,
@@ -93,7 +97,14 @@ export function toSarif(report: JsonReport): string {
       properties: { kind: result.kind, seed: report.seed, counterexample: result.counterexample ?? "(none)", ...(result.replay === undefined ? {} : { replay: result.replay }) },
     }),
   );
-  return toSarifLog({ rules, results, location: report.location, executionSuccessful: report.interrupted === undefined });
+  const tools = report.coverage.map((row) => ({ tool: row.tool, plays: row.plays, verdict: row.verdict, why: row.why, attackedBy: row.attackedBy }));
+  return toSarifLog({ rules, results, location: report.location, executionSuccessful: report.interrupted === undefined, properties: { tools } });
+}
+
+/** A tool's coverage as one line: `list: attacked by containment.list (12)`, `excluded: excluded by --exclude-tool`. */
+function coverageLine(row: CoverageRow): string {
+  const calls = Object.entries(row.attackedBy).map(([id, count]) => `${id} (${count})`);
+  return `${row.plays}; ${row.verdict}: ${row.verdict === "attacked" ? `by ${calls.join(", ")}` : row.why}`;
 }
 
 function failureText(result: JsonResult): string {

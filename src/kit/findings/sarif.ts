@@ -66,6 +66,8 @@ export interface SarifRun {
   /** As `findingsFile` answers it. */
   location: string;
   executionSuccessful: boolean;
+  /** The run's property bag: what a reader of the results should see beside them (the audit's coverage). */
+  properties?: Record<string, unknown>;
 }
 
 /** The tag code scanning shows a CWE by, as CodeQL writes it: `external/cwe/cwe-022`. */
@@ -117,6 +119,7 @@ export function toSarifLog(run: SarifRun, cwd = process.cwd()): string {
         // A location outside the working directory is an absolute URI: code scanning finds the checkout here.
         invocations: [{ executionSuccessful: run.executionSuccessful, ...(absolute ? { workingDirectory: { uri: pathToFileURL(`${cwd}/`).href } } : {}) }],
         results,
+        ...(run.properties === undefined ? {} : { properties: run.properties }),
       },
     ],
   };

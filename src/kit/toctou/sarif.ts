@@ -3,16 +3,18 @@
  * (findings/sarif.ts): an escape is a result.
  *
  * Promises: one rule per tool call the run made (a deterministic scenario's tool, a race operation)
- * and one for the outside; one result, level `error`, per such call that escaped (a read that
- * returned the canary is `outside read`, a write or mkdir that landed outside `outside changed`) and
- * one when anything outside changed, each with the threat `a concurrent process`. A run with no
+ * and one for the outside; one result, level `error`, per such call that escaped, with the
+ * consequence of the catalogue's oracle its evidence broke (a read that returned the canary is
+ * `outside read`, a listing that named it `outside revealed`, anything that landed, made, took or
+ * removed something outside `outside changed`), and one when anything outside changed, each with the threat `a concurrent process`. A run with no
  * escape has no result, which proves nothing: it is a race. The control race is the chapter's
  * tools, not the target's, and has none.
  */
 import { type Consequence, type Threat, findingLines, weaknessesOf } from "../findings/findings.js";
 import { type SarifResult, type SarifRule, toSarifLog } from "../findings/sarif.js";
 import type { DeterministicReport } from "./deterministic.js";
-import { RACE_OPERATIONS, type RaceReport, raceOperationTool } from "./race.js";
+import { RACE_OPERATIONS, type RaceReport, raceEscapeOracle, raceOperationTool } from "./race.js";
+import { ORACLES } from "../operations/catalog.js";
 import { describeSideEffects } from "./side-effects.js";
 
 const THREAT: Threat = "a concurrent process";
@@ -25,8 +27,8 @@ interface Escape {
   evidence: readonly string[];
 }
 
-/** What a call of this tool costs when it escapes: a read brings the outside in, anything else changes it. */
-const consequenceOf = (tool: string): Consequence => (tool === "read" ? "outside read" : "outside changed");
+/** What a deterministic scenario's escape costs: its read brings the outside in, its write changes it. */
+const scenarioConsequence = (tool: DeterministicReport["scenarios"][number]["tool"]): Consequence => ORACLES[tool === "read" ? "secretInAnswer" : "outsideChanged"].consequence;
 
 export function toctouSarif(report: DeterministicReport | RaceReport, location: string): string {
   const calls =
@@ -41,12 +43,12 @@ export function toctouSarif(report: DeterministicReport | RaceReport, location: 
     report.mode === "deterministic"
       ? report.scenarios
           .filter((scenario) => scenario.outcome === "escaped")
-          .map((scenario) => ({ ruleId: `toctou.${scenario.tool}`, consequence: consequenceOf(scenario.tool), what: `${scenario.tool} escaped on the first try`, evidence: [scenario.evidence] }))
+          .map((scenario) => ({ ruleId: `toctou.${scenario.tool}`, consequence: scenarioConsequence(scenario.tool), what: `${scenario.tool} escaped on the first try`, evidence: [scenario.evidence] }))
       : RACE_OPERATIONS.flatMap((operation) => {
           const tally = report.perOperation[operation];
           if (tally === undefined || tally.escapes === 0) return [];
           const first = tally.firstEscape === null ? "" : ` (the first at attempt ${tally.firstEscape.attempt}, ${tally.firstEscape.elapsedMs.toFixed(1)} ms)`;
-          return [{ ruleId: `toctou.${operation}`, consequence: consequenceOf(raceOperationTool(operation)), what: `${tally.escapes} of ${tally.attempts} calls escaped${first}`, evidence: tally.evidence }];
+          return [{ ruleId: `toctou.${operation}`, consequence: ORACLES[raceEscapeOracle(operation)].consequence, what: `${tally.escapes} of ${tally.attempts} calls escaped${first}`, evidence: tally.evidence }];
         });
   if (report.sideEffects.total > 0)
     escapes.push({ ruleId: OUTSIDE_RULE, consequence: "outside changed", what: `outside the workspace: ${describeSideEffects(report.sideEffects)}`, evidence: report.sideEffects.examples });

@@ -90,8 +90,9 @@ export function listingAttack(): fc.Arbitrary<Attack> {
  * name through the link as the candidate: what a tool that makes a name must refuse.
  */
 export function creationAttack(): fc.Arbitrary<Attack> {
-  // Every twin as often as any other: each is the root's name under another mistake (trimmed, unquoted, …).
-  const area = fc.oneof({ weight: 1, arbitrary: fc.constant("outside" as const) }, { weight: 2, arbitrary: fc.nat({ max: 15 }).map((index): Area => `sibling${index}`) });
+  // The twins far more often than outside/: each is the root's name under another mistake (trimmed,
+  // unquoted, …), which a check that passes outside/ may still let through.
+  const area = fc.oneof({ weight: 1, arbitrary: fc.constant("outside" as const) }, { weight: 4, arbitrary: fc.nat({ max: 15 }).map((index): Area => `sibling${index}`) });
   return fc
     .record({
       names: fc.uniqueArray(treeName(), { minLength: 2, maxLength: 2 }),
@@ -194,6 +195,8 @@ export interface Probe {
 export interface ProbeConstraints extends TreeConstraints, AimConstraints {
   /** The attacks a tree may open with (default `linkAttack()`: a link that leads out). */
   attack?: fc.Arbitrary<Attack>;
+  /** One tree in `attackFreq` opens with no attack (default 3); the others with one of `attack`. */
+  attackFreq?: number;
   /**
    * The most probes aimed at one tree (default 64), drawn across the whole range (about 30 on
    * average): laying out a tree, resetting it and comparing its canaries costs as much as dozens of
@@ -212,9 +215,9 @@ export function treeAnd<P>(
   generic: fc.Arbitrary<Candidate>,
   constraints: ProbeConstraints = {},
 ): fc.Arbitrary<{ tree: Tree; probes: P[] }> {
-  const { maxProbes = 64, attack: attacks = linkAttackOpening() } = constraints;
+  const { maxProbes = 64, attack: attacks = linkAttackOpening(), attackFreq = 3 } = constraints;
   return fc
-    .tuple(fc.option(attacks, { freq: 3 }), fsTree(constraints))
+    .tuple(fc.option(attacks, { freq: attackFreq }), fsTree(constraints))
     .chain(([attack, entries]) => {
       const tree = attack === null ? entries : [...attack.entries, ...entries];
       const aimed = candidateThrough(tree, generic, constraints);

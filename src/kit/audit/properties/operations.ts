@@ -73,16 +73,17 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
   const writesFile = operation.roles.includes("content") || operation.roles.includes("newText");
   const createsName = writesFile || operation.roles.includes("destination") || operation.id === "mkdir";
   // An edit rewrites a file that exists, which is when a tool reaches for a temporary copy: its
-  // trees plant the copy's links most often.
+  // trees plant the copy's links most often; a write's most often make a name through a link.
   const rewrites = operation.roles.includes("newText");
   const planted = writesFile
-    ? [{ weight: rewrites ? 4 : 2, arbitrary: temporaryLinkAttack() }, { weight: 2, arbitrary: creationAttack() }]
+    ? [{ weight: rewrites ? 4 : 2, arbitrary: temporaryLinkAttack() }, { weight: rewrites ? 2 : 3, arbitrary: creationAttack() }]
     : createsName
       ? [{ weight: 2, arbitrary: creationAttack() }]
       : operation.onDirectory
         ? [{ weight: 2, arbitrary: listingAttack() }]
         : [];
-  const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted) };
+  // Five trees in six open with an attack: the probes after the first aim anywhere anyway.
+  const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted), attackFreq: 6 };
   const aimed = treeAnd(probe, generic, { ...(operation.onDirectory ? { leaf: directoryLeaf() } : {}), ...attack, ...constraints });
   return fc.tuple(workspaceRoot(), aimed).map(([root, { tree, probes }]) => ({ root, tree, probes }));
 }
