@@ -10,7 +10,9 @@ import { cli, useScratch } from "./support/cli.js";
 import { junitSchemaErrors, multitoolErrors, parseJUnit, sarifValidator } from "./support/ci-reports.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { AuditProperty } from "../src/kit/audit/property.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import { type JsonReport, failsRun } from "../src/kit/audit/report.js";
+import { mergeReports } from "../src/kit/audit/merge.js";
+import { ESCAPES } from "../src/kit/findings/findings.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { parseShard, shardBlock } from "../src/kit/audit/shard.js";
 import { referenceTarget } from "../src/kit/operations/target.js";
@@ -144,6 +146,23 @@ describe("workspace-gates audit --shard and merge", () => {
     expect(fingerprints(sarif)).toEqual(fingerprints(wholeSarif));
     expect(await multitoolErrors([wholeFiles.sarif, mergedFiles.sarif, ...shardFiles.map((file) => file.replace(/\.json$/, ".sarif"))])).toEqual([]);
     for (const file of [wholeFiles.junit, mergedFiles.junit]) expect(await junitSchemaErrors(await readFile(file, "utf8"))).toEqual([]);
+  });
+
+  it("hides no escape a later shard saw behind an earlier shard's lesser failure of the same property", async () => {
+    const files = await shards([], 2);
+    // As if --fail-on left hardening out, shard 1 broke a hardening rule and shard 2 changed the outside.
+    const failing = { status: "failed", threat: "the model's input alone", reason: "r", counterexample: "c" } as const;
+    const [first, second] = await Promise.all(
+      files.map(async (file, index) => {
+        const report = JSON.parse(await readFile(file, "utf8")) as JsonReport;
+        const [result, ...rest] = report.results as [JsonReport["results"][number], ...JsonReport["results"]];
+        const consequence = index === 0 ? "hardening broken" : "outside changed";
+        return { ...report, failOn: ESCAPES, results: [{ ...result, ...failing, consequence }, ...rest] } as JsonReport;
+      }),
+    );
+    const [merged] = mergeReports([first!, second!]).results;
+    expect(merged).toMatchObject({ consequence: "hardening broken", alsoSeen: ["outside changed"] });
+    expect(failsRun(merged!, { conformance: false, failOn: ESCAPES })).toBe(true);
   });
 
   it("exits 2 when a merged report cannot be written", async () => {

@@ -5,7 +5,8 @@
  * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance,
  * `--fail-on`, SARIF location, property list and version of the tool), each exactly once and none interrupted; otherwise nothing
  * is merged and the exit code is 2, naming the shard that is missing, repeated or incomplete. A
- * property failed when any shard failed it (that shard's counterexample and replay are kept), was
+ * property failed when any shard failed it (the first such shard's counterexample and replay are
+ * kept, and every consequence a failing shard showed beside its own in `alsoSeen`), was
  * skipped when every shard skipped it, passed when every shard passed it; its runs and cases are the
  * shards' added up, and the summary is counted again. Exit 1 when a guarantee failed with a
  * consequence the shards' `--fail-on` names (or, with `--conformance`, a text differs), 0 otherwise,
@@ -17,6 +18,7 @@ import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total }
 import { toJUnit, toSarif } from "./report-formats.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
 import type { PropertyResult } from "./run.js";
+import type { Consequence } from "../findings/findings.js";
 
 /** Shards that do not make up one run. */
 export class MergeError extends Error {}
@@ -66,7 +68,13 @@ function mergeResult(shards: readonly JsonResult[]): JsonResult {
   const [first] = shards as [JsonResult, ...JsonResult[]];
   const added = addedUp(shards);
   const failed = shards.find((result) => result.status === "failed");
-  if (failed !== undefined) return { ...failed, ...added };
+  if (failed !== undefined) {
+    // Another shard's failure may have been an escape: the merge hides none, as one run would not.
+    const seen = shards.flatMap((result) => (result.status === "failed" ? [result.consequence, ...(result.alsoSeen ?? [])] : []));
+    const alsoSeen = [...new Set(seen)].filter((consequence): consequence is Consequence => consequence !== undefined && consequence !== failed.consequence);
+    const { alsoSeen: _own, ...kept } = failed;
+    return { ...kept, ...added, ...(alsoSeen.length === 0 ? {} : { alsoSeen }) };
+  }
   const statuses = new Set(shards.map((result) => result.status));
   if (statuses.size > 1) throw new MergeError(`${first.id} was ${[...statuses].join(" in some shards and ")} in others`);
   const { counterexample: _counterexample, reason: _reason, replay: _replay, ...passed } = first;
