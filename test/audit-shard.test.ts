@@ -129,6 +129,10 @@ describe("workspace-gates audit --shard and merge", () => {
     expect(whole.code).toBe(1);
     expect(merged.code, merged.stdout).toBe(1);
     expect(merged.stdout).toMatch(/^isInside\.posix\s+FAILED/m);
+    // The merge's text says what the failure costs and what it needs, as the unsharded run's does.
+    const costs = (stdout: string) => /isInside\.posix\s+FAILED[^]*?\n\s+consequence: (.*)\n\s+threat: (.*)\n/.exec(stdout)?.slice(1);
+    expect(costs(merged.stdout)).toEqual(["hardening broken", "the model's input alone"]);
+    expect(costs(merged.stdout)).toEqual(costs(whole.stdout));
     const failing = async (file: string) =>
       [...parseJUnit(await readFile(file, "utf8")).cases.values()].filter((testcase) => testcase.failure !== undefined).map((testcase) => testcase.name);
     expect(await failing(mergedFiles.junit)).toEqual(await failing(wholeFiles.junit));

@@ -10,7 +10,8 @@
  * skipped when every shard skipped it, passed when every shard passed it; its runs and cases are the
  * shards' added up, and the summary is counted again. Exit 1 when a guarantee failed with a
  * consequence the shards' `--fail-on` names (or, with `--conformance`, a text differs), 0 otherwise,
- * as `audit`; 2 when a report cannot be written.
+ * as `audit`; 2 when a report cannot be written. The text gives each failure that fails the run with
+ * its consequence and threat, as `audit`'s does.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
@@ -18,7 +19,7 @@ import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total }
 import { toJUnit, toSarif } from "./report-formats.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
 import type { PropertyResult } from "./run.js";
-import type { Consequence } from "../findings/findings.js";
+import { type Consequence, findingLines } from "../findings/findings.js";
 
 /** Shards that do not make up one run. */
 export class MergeError extends Error {}
@@ -86,7 +87,7 @@ export function renderMerged(report: JsonReport, shards: number): string {
   const lines = report.results.map((result) => {
     const fails = failsRun(result, report);
     const verdict = fails ? "FAILED" : result.status !== "failed" ? result.status : result.kind === "limit" ? "known limit" : result.kind === "conformance" ? "differs" : "tolerated";
-    const detail = fails ? `\n    broken: ${result.reason ?? ""}\n    replay: ${result.replay ?? ""}` : "";
+    const detail = fails ? ["", ...findingLines(result), `broken: ${result.reason ?? ""}`, `replay: ${result.replay ?? ""}`].join("\n    ") : "";
     return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)} ${String(result.cases).padStart(9)}${detail}`;
   });
   const { passed, failed, skipped } = report.summary;
