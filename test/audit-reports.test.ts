@@ -1,5 +1,6 @@
 // The reports CI systems read, checked the way those systems read them: SARIF against the official
-// 2.1.0 schema (as shipped by @microsoft/jest-sarif), JUnit through a real XML parser.
+// 2.1.0 schema (as shipped by @microsoft/jest-sarif) and by the SARIF Multitool with GitHub's rules,
+// JUnit through a real XML parser and against the schema Jenkins reads it by.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,11 +9,36 @@ import fc from "fast-check";
 import { compareWithBaseline } from "../src/kit/audit/baseline.js";
 import { type AuditProperty, violation } from "../src/kit/audit/property.js";
 import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
-import { JSON_SCHEMA_VERSION, renderText, summarize, toJson } from "../src/kit/audit/report.js";
+import { DEFAULT_VERDICT, JSON_SCHEMA_VERSION, failsRun, renderText, summarize, toJson } from "../src/kit/audit/report.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { toJUnit, toSarif } from "../src/kit/audit/report-formats.js";
+import { CONSEQUENCES, DEFAULT_FAIL_ON, ESCAPES } from "../src/kit/findings/findings.js";
+import { findingsFile } from "../src/kit/findings/sarif.js";
 import { cli as runCli } from "./support/cli.js";
-import { parseJUnit, sarifValidator } from "./support/ci-reports.js";
+import { junitSchemaErrors, multitoolErrors, parseJUnit, sarifValidator } from "./support/ci-reports.js";
+
+/** What an AuditReport built by hand holds besides its results: the verdict's defaults, and where SARIF points. */
+const BARE = { conformance: false, failOn: DEFAULT_FAIL_ON, location: "m.mjs", coverage: [] };
+
+interface SarifLog {
+  runs: [
+    {
+      tool: { driver: { rules: { id: string; properties: { tags: string[]; "security-severity"?: string } }[] } };
+      invocations: { workingDirectory?: { uri: string } }[];
+      results: {
+        ruleId: string;
+        ruleIndex: number;
+        level: string;
+        message: { text: string };
+        locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[];
+        partialFingerprints: Record<string, string>;
+        properties: Record<string, unknown>;
+      }[];
+    },
+  ];
+}
+
+const readSarif = async (file: string) => JSON.parse(await readFile(file, "utf8")) as SarifLog;
 
 const cli = (...argv: string[]) => runCli(argv);
 
@@ -26,7 +52,7 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), "workspace-gates-reports-test-"));
   ({ validate: validateSarif, errors } = await sarifValidator());
   Object.assign(files, { json: join(scratch, "a.json"), junit: join(scratch, "a.xml"), sarif: join(scratch, "a.sarif") });
-  const only = "isInside.posix,truncation.read,limits.hardlink";
+  const only = "isInside.posix,containment.read,truncation.read,limits.hardlink";
   fork = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", only, "--seed", "2", "--runs", "30", "--json", files.json, "--junit", files.junit, "--sarif", files.sarif);
 }, 120_000);
 afterAll(async () => {
@@ -39,8 +65,9 @@ describe("--json", () => {
     const report = JSON.parse(await readFile(files.json, "utf8")) as JsonReport;
     expect(fork.code).toBe(1);
     expect(report).toMatchObject({ schemaVersion: JSON_SCHEMA_VERSION, tool: { name: "workspace-gates", version }, conformance: false });
-    // The three properties, then coverage.tools, which passes: --only leaves read's and write's out.
-    expect(report.summary).toEqual({ total: 4, passed: 2, failed: 1, skipped: 0, notApplicable: 0, knownLimits: 1, conformanceDiffers: 0 });
+    // The four properties, then coverage.tools, which passes: read is attacked and --only leaves write's property out.
+    expect(report.summary).toEqual({ total: 5, passed: 2, failed: 2, tolerated: 0, skipped: 0, notApplicable: 0, knownLimits: 1, conformanceDiffers: 0 });
+    expect(report).toMatchObject({ failOn: DEFAULT_FAIL_ON, location: "fixtures/vulnerable/similar-prefix.ts" });
   });
 });
 
@@ -64,31 +91,100 @@ describe("--sarif", () => {
     expect(validateSarif({ ...log, runs: [{ results: [] }] })).toBe(false);
   });
 
-  it("has one result per failed guarantee, with the rule, the counterexample and the replay; none for a known limit", async () => {
-    const log = JSON.parse(await readFile(files.sarif, "utf8")) as {
-      runs: [{ tool: { driver: { rules: { id: string }[] } }; results: { ruleId: string; ruleIndex: number; level: string; message: { text: string }; locations: unknown[]; properties: Record<string, unknown> }[] }];
-    };
+  it("passes the SARIF Multitool's GitHub rules, which refuse a result without a location as upload-sarif does", async () => {
+    const log = await readSarif(files.sarif);
     const [run] = log.runs;
-    expect(run.tool.driver.rules.map((rule) => rule.id)).toEqual(["isInside.posix", "truncation.read", "limits.hardlink", "coverage.tools"]);
-    expect(run.results.map((result) => [result.ruleId, result.level])).toEqual([["isInside.posix", "error"]]);
+    const unlocated = join(scratch, "unlocated.sarif");
+    await writeFile(unlocated, JSON.stringify({ ...log, runs: [{ ...run, results: run.results.map(({ locations: _locations, ...result }) => result) }] }));
+    expect(await multitoolErrors([files.sarif])).toEqual([]);
+    expect((await multitoolErrors([unlocated])).join("\n")).toMatch(/GH1015 Error_MissingLocationsArray: runs\[0\]\.results\[0\]/);
+  }, 60_000);
+
+  it("has one result per failed guarantee, with the rule, the consequence, the threat, the counterexample and the replay; none for a known limit", async () => {
+    const [run] = (await readSarif(files.sarif)).runs;
+    expect(run.tool.driver.rules.map((rule) => rule.id)).toEqual(["isInside.posix", "containment.read", "truncation.read", "limits.hardlink", "coverage.tools"]);
+    expect(run.results.map((result) => [result.ruleId, result.level])).toEqual([
+      ["isInside.posix", "error"],
+      ["containment.read", "error"],
+    ]);
     const [result] = run.results;
     expect(run.tool.driver.rules[result?.ruleIndex as number]?.id).toBe("isInside.posix");
-    const replay = /^ {4}replay: (.+)$/m.exec(fork.stdout)?.[1] as string;
+    const replay = /^ {4}replay: (.+--only isInside\.posix .+)$/m.exec(fork.stdout)?.[1] as string;
     expect(result?.properties.replay).toBe(replay);
     expect(result?.message.text).toContain(`\nreplay: ${replay}`);
+    expect(result?.message.text).toMatch(/\nconsequence: hardening broken\nthreat: the model's input alone\n/);
     expect(result?.message.text).toMatch(/\ncounterexample:\nisInside\("\/.*", "\/.*", path\.posix\)\n/);
-    expect(result?.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: "fixtures/vulnerable/similar-prefix.ts" } } }]);
+    expect(result?.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: "fixtures/vulnerable/similar-prefix.ts" }, region: { startLine: 1 } } }]);
+  });
+
+  it("ranks each failed rule by its consequence: security-severity and the CWE tags of the consequence, the threat and the property", async () => {
+    const [run] = (await readSarif(files.sarif)).runs;
+    const rule = (id: string) => run.tool.driver.rules.find((candidate) => candidate.id === id)?.properties;
+    // isInside answered wrongly (a hardening rule, CWE-22 of its own); read returned an outside secret.
+    expect(rule("isInside.posix")).toEqual({ tags: ["security", "external/cwe/cwe-693", "external/cwe/cwe-022", "isInside", "guarantee"], "security-severity": "3.7" });
+    expect(rule("containment.read")?.["security-severity"]).toBe("7.5");
+    expect(rule("containment.read")?.tags).toEqual(expect.arrayContaining(["security", "external/cwe/cwe-022", "external/cwe/cwe-200"]));
+    expect(Number(rule("containment.read")?.["security-severity"])).toBeGreaterThan(Number(rule("isInside.posix")?.["security-severity"]));
+    // A rule that passed has no result to rank.
+    expect(rule("truncation.read")).toEqual({ tags: ["truncation", "guarantee"] });
+  });
+
+  it("gives a finding the same fingerprint in every run that finds it, and another finding another", async () => {
+    const other = join(scratch, "seed-9.sarif");
+    await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "isInside.posix,containment.read", "--seed", "9", "--runs", "30", "--sarif", other);
+    const fingerprints = async (file: string) => new Map((await readSarif(file)).runs[0].results.map((result) => [result.ruleId, result.partialFingerprints["workspaceGatesFinding/v1"]]));
+    const [first, again] = [await fingerprints(files.sarif), await fingerprints(other)];
+    expect(again.get("isInside.posix")).toBe(first.get("isInside.posix"));
+    expect(again.get("containment.read")).toBe(first.get("containment.read"));
+    expect(new Set(first.values()).size).toBe(2);
+  }, 60_000);
+
+  it("points an MCP audit's results, and a module's outside the working directory, at a file code scanning accepts", async () => {
+    const module = join(scratch, "outside.mjs");
+    await writeFile(module, "export const isInside = () => true;\n");
+    const sarif = join(scratch, "outside.sarif");
+    await cli("audit", module, "--only", "isInside.posix", "--seed", "1", "--runs", "20", "--sarif", sarif);
+    const [run] = (await readSarif(sarif)).runs;
+    expect(run.results[0]?.locations[0]?.physicalLocation.artifactLocation.uri).toBe(`file://${module}`);
+    expect(run.invocations[0]?.workingDirectory?.uri).toBe(`file://${process.cwd()}/`);
+    expect(await multitoolErrors([sarif])).toEqual([]);
+  }, 60_000);
+});
+
+describe("the file SARIF results point at", () => {
+  it("is the one named, else the module, else the mapping, else package.json, relative to the working directory when under it", () => {
+    expect(findingsFile({ named: "src/tools.ts", module: "m.ts", mapping: "map.json" }, "/repo")).toBe("src/tools.ts");
+    expect(findingsFile({ module: "/repo/lib/m.ts", mapping: "map.json" }, "/repo")).toBe("lib/m.ts");
+    expect(findingsFile({ mapping: "config/map.json" }, "/repo")).toBe("config/map.json");
+    expect(findingsFile({}, "/repo")).toBe("package.json");
+    expect(findingsFile({ module: "../elsewhere/m.ts" }, "/repo")).toBe("/elsewhere/m.ts");
+    expect(findingsFile({ named: "..notes/x.ts" }, "/repo")).toBe("..notes/x.ts");
+  });
+
+  it("needs --sarif", async () => {
+    const { code, stderr } = await cli("audit", "--sarif-location", "src/x.ts", "--only", "isInside.posix");
+    expect(code).toBe(2);
+    expect(stderr).toContain("--sarif-location says where SARIF results point: give it with --sarif");
   });
 });
 
 describe("--junit", () => {
-  it("has one test case per property: the failure with counterexample and replay, the known limit passing with what it found", async () => {
+  it("is valid by the JUnit schema Jenkins reads, which refuses an attribute it does not know", async () => {
+    const xml = await readFile(files.junit, "utf8");
+    expect(await junitSchemaErrors(xml)).toEqual([]);
+    expect((await junitSchemaErrors(xml.replace("<testsuites ", '<testsuites skipped="0" '))).join("\n")).toMatch(/attribute 'skipped' is not allowed/);
+  });
+
+  it("has one test case per property: the failure typed by its consequence with counterexample and replay, the known limit passing with what it found", async () => {
     const { suites, cases } = parseJUnit(await readFile(files.junit, "utf8"));
-    expect(suites).toMatchObject({ tests: "4", failures: "1", skipped: "0" });
-    expect([...cases.keys()]).toEqual(["isInside.posix", "truncation.read", "limits.hardlink", "coverage.tools"]);
+    expect(suites).toMatchObject({ tests: "5", failures: "2" });
+    expect(suites.testsuite).toMatchObject({ tests: "5", failures: "2", skipped: "0" });
+    expect([...cases.keys()]).toEqual(["isInside.posix", "containment.read", "truncation.read", "limits.hardlink", "coverage.tools"]);
     const failure = cases.get("isInside.posix")?.failure;
-    expect(failure?.type).toBe("guarantee");
-    expect(failure?.["#text"]).toContain(`replay: ${/^ {4}replay: (.+)$/m.exec(fork.stdout)?.[1] as string}`);
+    expect(failure?.type).toBe("hardening broken");
+    expect(cases.get("containment.read")?.failure?.type).toBe("outside read");
+    expect(failure?.["#text"]).toContain(`replay: ${/^ {4}replay: (.+--only isInside\.posix .+)$/m.exec(fork.stdout)?.[1] as string}`);
+    expect(failure?.["#text"]).toMatch(/\nconsequence: hardening broken\nthreat: the model's input alone\n/);
     expect(failure?.["#text"]).toMatch(/counterexample:\nisInside\(/);
     expect(cases.get("truncation.read")).toEqual({ classname: "truncation", name: "truncation.read", time: expect.stringMatching(/^\d+\.\d{3}$/) });
     expect(cases.get("limits.hardlink")?.failure).toBeUndefined();
@@ -102,21 +198,20 @@ describe("--junit", () => {
     await cli("audit", module, "--only", "isInside.posix,containment.read", "--runs", "3", "--seed", "1", "--junit", junit);
     const { suites, cases } = parseJUnit(await readFile(junit, "utf8"));
     // coverage.tools is not applicable too: a module without tools offers none to attack.
-    expect(suites).toMatchObject({ tests: "3", failures: "1", skipped: "2" });
+    expect(suites.testsuite).toMatchObject({ tests: "3", failures: "1", skipped: "2" });
     expect(cases.get("containment.read")?.skipped?.message).toBe("needs createWorkspaceTools, which the module does not export");
     expect(cases.get("coverage.tools")?.skipped?.message).toBe("not applicable: the target offers no tools");
   });
 
   it("escapes markup and writes characters XML cannot hold as \\u{…}", () => {
     const report: AuditReport = {
+      ...BARE,
       target: 'm<&>"',
       seed: 1,
       runs: 1,
-      conformance: false,
       results: [
         { id: "fields.tools", gate: "stringField", kind: "guarantee", title: "t", status: "failed", runs: 1, cases: 1, timeMs: 5, calls: {}, seed: 1, reason: 'a\u0000b <x> & "q"\nnext', counterexample: "c\u001bd" },
       ],
-      coverage: [],
     };
     const { suites, cases } = parseJUnit(toJUnit(toJson(report, "npx workspace-gates audit", [])));
     expect(suites.testsuite.name).toBe('workspace-gates audit of m<&>"');
@@ -134,6 +229,8 @@ describe("cases and runs", () => {
     kind: "guarantee",
     title: "an example whose runs hold several cases",
     needs: ["isInside"],
+    consequence: "hardening broken",
+    threat: () => "the model's input alone",
     arbitrary: fc.array(fc.nat(), { minLength: 1, maxLength: 20, size: "max" }),
     casesIn: (value) => value.length,
     render: (value) => JSON.stringify(value),
@@ -169,7 +266,7 @@ describe("cases and runs", () => {
     expect(lengths.length, "shrinking ran more checks").toBeGreaterThan(result.runs);
     expect(passed.every((length) => length < 10) && (lengths[result.runs - 1] ?? 0) >= 10).toBe(true);
     expect(result.cases).toBe(passed.reduce((sum, length) => sum + length, 0) + 1);
-    const text = renderText({ target: "m.mjs", seed: 3, runs: 100, conformance: false, results: [result], coverage: [] }, "npx workspace-gates audit", ["m.mjs"]);
+    const text = renderText({ ...BARE, target: "m.mjs", seed: 3, runs: 100, results: [result] }, "npx workspace-gates audit", ["m.mjs"]);
     expect(text).toMatch(new RegExp(`^isInside\\s+example\\.cases\\s+FAILED\\s+${result.runs}\\s+${result.cases}\\s`, "m"));
     expect(text).toContain(`judged: ${result.cases} cases in ${result.runs} runs\n`);
   });
@@ -182,6 +279,8 @@ describe("a property that cannot judge this target", () => {
     kind: "guarantee",
     title: "an example that needs what the target lacks",
     needs: ["isInside"],
+    consequence: "hardening broken",
+    threat: () => "the model's input alone",
     notApplicable: () => "needs a win32 path API the target does not take",
     arbitrary: fc.nat(),
     render: String,
@@ -192,14 +291,110 @@ describe("a property that cannot judge this target", () => {
     const target = { label: "m.mjs", isInside: () => true };
     const result = await runProperty(property, target, { seed: 1, runs: 5 });
     expect(result).toMatchObject({ status: "not-applicable", runs: 0, reason: "needs a win32 path API the target does not take" });
-    const report: AuditReport = { target: "m.mjs", seed: 1, runs: 5, conformance: false, results: [result], coverage: [] };
+    const report: AuditReport = { ...BARE, target: "m.mjs", seed: 1, runs: 5, results: [result] };
     const text = renderText(report, "npx workspace-gates audit", ["m.mjs"]);
     expect(text).toMatch(/^isInside\s+example\.notApplicable\s+not applicable\s+0\s/m);
     expect(text).toContain("    not applicable: needs a win32 path API the target does not take\n");
     expect(text).toMatch(/^audit: 0 passed, 0 failed, 0 skipped, 1 not applicable$/m);
-    expect(summarize([result], false)).toMatchObject({ notApplicable: 1, skipped: 0, failed: 0 });
+    expect(summarize([result], DEFAULT_VERDICT)).toMatchObject({ notApplicable: 1, skipped: 0, failed: 0 });
     expect(compareWithBaseline("b.json", new Map([[property.id, "passed"]]), [result], false).regressions).toEqual([]);
     const { cases } = parseJUnit(toJUnit(toJson(report, "npx workspace-gates audit", ["m.mjs"])));
     expect(cases.get(property.id)?.skipped?.message).toBe("not applicable: needs a win32 path API the target does not take");
   });
+});
+
+describe("a failure's consequence and threat", () => {
+  it("are printed under each failure in the text report", () => {
+    const detail = (id: string) => new RegExp(`^\\S+\\s+${id.replace(".", "\\.")}\\s+(FAILED|known limit)[^\\n]*\\n {4}rule: [^\\n]*\\n {4}consequence: ([^\\n]*)\\n {4}threat: ([^\\n]*)\\n`, "m").exec(fork.stdout)?.slice(2);
+    expect(detail("isInside.posix")).toEqual(["hardening broken", "the model's input alone"]);
+    expect(detail("containment.read")?.[0]).toBe("outside read");
+    expect(detail("limits.hardlink")).toEqual(["outside read", "a link inside the workspace"]);
+  });
+
+  it("is the input alone when the failure stays without the links its shrunk tree kept, a link when it needs one", async () => {
+    const json = join(scratch, "threats.json");
+    // The fork lets `../ws-other/x` through by its prefix check: no link needed. Its hardlink leak needs one.
+    await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read,limits.hardlink", "--seed", "2", "--runs", "30", "--json", json);
+    const results = new Map((JSON.parse(await readFile(json, "utf8")) as JsonReport).results.map((result) => [result.id, result]));
+    expect(results.get("containment.read")?.counterexample).toMatch(/ -> /);
+    expect(results.get("containment.read")).toMatchObject({ consequence: "outside read", threat: "the model's input alone", weaknesses: ["CWE-22", "CWE-200"] });
+    expect(results.get("limits.hardlink")).toMatchObject({ threat: "a link inside the workspace", weaknesses: ["CWE-22", "CWE-200", "CWE-59"] });
+  }, 60_000);
+
+  it("counts every consequence its run showed: a case shrunk to a lesser failure hides no escape", async () => {
+    // Values of 10 or more change the outside; of 5 or more break a hardening rule: the case shrinks to 5.
+    const property: AuditProperty<number> = {
+      id: "example.shrinks",
+      gate: "workspacePath",
+      kind: "guarantee",
+      title: "an example whose worst failure shrinks away",
+      needs: ["isInside"],
+      consequence: "hardening broken",
+      threat: () => "the model's input alone",
+      arbitrary: fc.integer({ min: 0, max: 1000 }),
+      render: String,
+      check: async (_target, value) => {
+        if (value >= 10) violation(`${value} changed the outside`, "outsideChanged");
+        if (value >= 5) violation(`${value} broke a hardening rule`);
+      },
+    };
+    const result = await runProperty(property, { label: "m.mjs", isInside: () => true }, { seed: 1, runs: 100 });
+    expect(result).toMatchObject({ status: "failed", counterexample: "5", consequence: "hardening broken", alsoSeen: ["outside changed"] });
+    expect(failsRun(result, { conformance: false, failOn: ESCAPES })).toBe(true);
+    expect(failsRun({ ...result, alsoSeen: ["unavailable"] }, { conformance: false, failOn: ESCAPES })).toBe(false);
+  });
+});
+
+describe("--fail-on", () => {
+  it("fails on every consequence of a guarantee by default, wording only with --conformance, and knows each one", () => {
+    expect(DEFAULT_FAIL_ON).toEqual(Object.keys(CONSEQUENCES).filter((consequence) => consequence !== "wording differs"));
+    expect(ESCAPES).toEqual(["outside changed", "outside read"]);
+  });
+
+  it("tolerates a failure whose consequence it leaves out: reported, not failing the run", async () => {
+    const json = join(scratch, "tolerated.json");
+    const sarif = join(scratch, "tolerated.sarif");
+    const junit = join(scratch, "tolerated.xml");
+    const { code, stdout } = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "isInside.posix", "--seed", "2", "--runs", "30", "--fail-on", "outside-revealed,unavailable", "--json", json, "--sarif", sarif, "--junit", junit);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+tolerated\s/m);
+    expect(stdout).toContain("tolerated (--fail-on outside changed,outside read,outside revealed,unavailable leaves out their consequences): isInside.posix\n");
+    expect(stdout).toMatch(/^audit: 1 passed, 0 failed, 0 skipped, 1 tolerated$/m);
+    const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
+    expect(report.failOn).toEqual(["outside changed", "outside read", "outside revealed", "unavailable"]);
+    expect(report.summary).toMatchObject({ failed: 0, tolerated: 1 });
+    expect((await readSarif(sarif)).runs[0].results.map((result) => result.level)).toEqual(["warning"]);
+    const { cases } = parseJUnit(await readFile(junit, "utf8"));
+    expect(cases.get("isInside.posix")?.failure).toBeUndefined();
+    expect(cases.get("isInside.posix")?.["system-out"]).toMatch(/^tolerated: --fail-on leaves out its consequence \(hardening broken\)/);
+  }, 60_000);
+
+  it("can never switch an escape off", async () => {
+    const { code, stdout } = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--seed", "2", "--runs", "30", "--fail-on", "unavailable");
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^workspacePath\s+containment\.read\s+FAILED\s/m);
+  }, 60_000);
+
+  it("refuses an unknown consequence, wording, and a baseline beside it, naming the flag and the rule (exit 2)", async () => {
+    const cases: [string[], string][] = [
+      [["--fail-on", "outside written"], `--fail-on: unknown consequence "outside written"; the consequences are ${DEFAULT_FAIL_ON.join(", ")}`],
+      [["--fail-on", ","], "--fail-on needs at least one consequence"],
+      [["--fail-on", "wording differs"], "--fail-on: wording differs is not a guarantee's consequence; --conformance makes differing texts fail the run"],
+      [["--fail-on", "unavailable", "--baseline", "fixtures/baseline.json"], "--fail-on and --baseline are two verdicts: give one"],
+    ];
+    for (const [flags, message] of cases) {
+      const { code, stderr } = await cli("audit", ...flags, "--only", "isInside.posix");
+      expect(code, flags.join(" ")).toBe(2);
+      expect(stderr).toContain(message);
+    }
+  });
+
+  it("against a baseline that failed the same property, an escape still fails the run", async () => {
+    const baseline = join(scratch, "escaping-baseline.json");
+    await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--seed", "2", "--runs", "30", "--json", baseline);
+    const { code, stdout } = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--seed", "2", "--runs", "30", "--baseline", baseline);
+    expect(stdout).toContain("regressions (passed there, failed or skipped here): none");
+    expect(stdout).toContain("escaped, which fails the run whatever the baseline: containment.read\n");
+    expect(code).toBe(1);
+  }, 60_000);
 });

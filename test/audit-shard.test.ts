@@ -7,10 +7,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, useScratch } from "./support/cli.js";
-import { parseJUnit, sarifValidator } from "./support/ci-reports.js";
+import { junitSchemaErrors, multitoolErrors, parseJUnit, sarifValidator } from "./support/ci-reports.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { AuditProperty } from "../src/kit/audit/property.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import { type JsonReport, failsRun } from "../src/kit/audit/report.js";
+import { mergeReports } from "../src/kit/audit/merge.js";
+import { ESCAPES } from "../src/kit/findings/findings.js";
 import { runProperty } from "../src/kit/audit/run.js";
 import { parseShard, shardBlock } from "../src/kit/audit/shard.js";
 import { referenceTarget } from "../src/kit/operations/target.js";
@@ -89,7 +91,8 @@ describe("workspace-gates audit --shard and merge", () => {
     const files: string[] = [];
     for (let index = 1; index <= count; index++) {
       const file = join(scratch.path, `${module.join("-").replaceAll("/", "_")}-${index}.json`);
-      await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5", "--shard", `${index}/${count}`, "--json", file]);
+      // Each shard writes its SARIF too: a shard uploaded alone must be as acceptable as the merge.
+      await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5", "--shard", `${index}/${count}`, "--json", file, "--sarif", file.replace(/\.json$/, ".sarif")]);
       files.push(file);
     }
     return files;
@@ -121,20 +124,49 @@ describe("workspace-gates audit --shard and merge", () => {
     const reports = (name: string) => ({ junit: join(scratch.path, `${name}.xml`), sarif: join(scratch.path, `${name}.sarif`) });
     const [wholeFiles, mergedFiles] = [reports("whole"), reports("merged")];
     const whole = await cli(["audit", ...module, ...only, "--runs", "30", "--seed", "5", "--junit", wholeFiles.junit, "--sarif", wholeFiles.sarif]);
-    const merged = await cli(["merge", ...(await shards(module, 4)), "--junit", mergedFiles.junit, "--sarif", mergedFiles.sarif]);
+    const shardFiles = await shards(module, 4);
+    const merged = await cli(["merge", ...shardFiles, "--junit", mergedFiles.junit, "--sarif", mergedFiles.sarif]);
     expect(whole.code).toBe(1);
     expect(merged.code, merged.stdout).toBe(1);
     expect(merged.stdout).toMatch(/^isInside\.posix\s+FAILED/m);
+    // The merge's text says what the failure costs and what it needs, as the unsharded run's does.
+    const costs = (stdout: string) => /isInside\.posix\s+FAILED[^]*?\n\s+consequence: (.*)\n\s+threat: (.*)\n/.exec(stdout)?.slice(1);
+    expect(costs(merged.stdout)).toEqual(["hardening broken", "the model's input alone"]);
+    expect(costs(merged.stdout)).toEqual(costs(whole.stdout));
     const failing = async (file: string) =>
       [...parseJUnit(await readFile(file, "utf8")).cases.values()].filter((testcase) => testcase.failure !== undefined).map((testcase) => testcase.name);
     expect(await failing(mergedFiles.junit)).toEqual(await failing(wholeFiles.junit));
     expect(await failing(mergedFiles.junit)).toContain("isInside.posix");
     const { validate, errors } = await sarifValidator();
-    const sarif = JSON.parse(await readFile(mergedFiles.sarif, "utf8")) as { runs: [{ results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }] };
+    const sarif = JSON.parse(await readFile(mergedFiles.sarif, "utf8")) as {
+      runs: [{ results: { ruleId: string; partialFingerprints: Record<string, string>; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }];
+    };
     expect(validate(sarif), JSON.stringify(errors())).toBe(true);
     const wholeSarif = JSON.parse(await readFile(wholeFiles.sarif, "utf8")) as typeof sarif;
     expect(sarif.runs[0].results.map((result) => result.ruleId)).toEqual(wholeSarif.runs[0].results.map((result) => result.ruleId));
     expect(sarif.runs[0].results[0]?.locations[0]?.physicalLocation.artifactLocation.uri).toBe(module[0]);
+    // The merge is the same finding as the unsharded run's: code scanning keeps one alert for both.
+    const fingerprints = (log: typeof sarif) => log.runs[0].results.map((result) => result.partialFingerprints);
+    expect(fingerprints(sarif)).toEqual(fingerprints(wholeSarif));
+    expect(await multitoolErrors([wholeFiles.sarif, mergedFiles.sarif, ...shardFiles.map((file) => file.replace(/\.json$/, ".sarif"))])).toEqual([]);
+    for (const file of [wholeFiles.junit, mergedFiles.junit]) expect(await junitSchemaErrors(await readFile(file, "utf8"))).toEqual([]);
+  });
+
+  it("hides no escape a later shard saw behind an earlier shard's lesser failure of the same property", async () => {
+    const files = await shards([], 2);
+    // As if --fail-on left hardening out, shard 1 broke a hardening rule and shard 2 changed the outside.
+    const failing = { status: "failed", threat: "the model's input alone", reason: "r", counterexample: "c" } as const;
+    const [first, second] = await Promise.all(
+      files.map(async (file, index) => {
+        const report = JSON.parse(await readFile(file, "utf8")) as JsonReport;
+        const [result, ...rest] = report.results as [JsonReport["results"][number], ...JsonReport["results"]];
+        const consequence = index === 0 ? "hardening broken" : "outside changed";
+        return { ...report, failOn: ESCAPES, results: [{ ...result, ...failing, consequence }, ...rest] } as JsonReport;
+      }),
+    );
+    const [merged] = mergeReports([first!, second!]).results;
+    expect(merged).toMatchObject({ consequence: "hardening broken", alsoSeen: ["outside changed"] });
+    expect(failsRun(merged!, { conformance: false, failOn: ESCAPES })).toBe(true);
   });
 
   it("exits 2 when a merged report cannot be written", async () => {

@@ -2,7 +2,7 @@
 // and every name a counterexample uses.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { CONTRACT_TEXTS_SECTION, OPERATIONS_SECTION, renderContractTexts, renderOperations } from "./support/contract-texts.js";
+import { CONTRACT_TEXTS_SECTION, FINDINGS_SECTION, OPERATIONS_SECTION, renderContractTexts, renderFindings, renderOperations } from "./support/contract-texts.js";
 import { readSection, wrapSection } from "./support/generated-section.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
@@ -21,6 +21,10 @@ describe("docs/contract.md", () => {
 
   it("lists every operation of the catalogue, the tool names a module gives it and the input each takes (npm run contract-texts)", () => {
     expect(readSection(doc, OPERATIONS_SECTION)).toBe(wrapSection(OPERATIONS_SECTION, renderOperations()));
+  });
+
+  it("lists every consequence and threat of a failure with its severity, weaknesses and --fail-on rule (npm run contract-texts)", () => {
+    expect(readSection(doc, FINDINGS_SECTION)).toBe(wrapSection(FINDINGS_SECTION, renderFindings()));
   });
 
   it.each(PROPERTIES.map((property) => [property.id, property.kind] as const))("names %s (%s)", (id) => {

@@ -10,7 +10,7 @@ import { answerText } from "../src/kit/mcp/client.js";
 import { FILESYSTEM_SERVER_MAPPING } from "../src/kit/mcp/mapping.js";
 import { classifyServerTools } from "../src/kit/mcp/target.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
-import { parseJUnit } from "./support/ci-reports.js";
+import { junitSchemaErrors, multitoolErrors, parseJUnit } from "./support/ci-reports.js";
 import { cli, useScratch } from "./support/cli.js";
 
 const scratch = useScratch("workspace-gates-coverage-test-");
@@ -118,6 +118,10 @@ describe("coverage is part of the verdict", () => {
     expect(junit.cases.get("coverage.tools")?.failure?.message).toMatch(/frobnicate/);
     expect(junitProperty(junit, "tool frobnicate")).toMatch(/^unclassified; not attacked: takes `path`/);
     expect(sarif.runs[0]?.results.map((result) => result.ruleId)).toEqual(["coverage.tools"]);
+    // Its consequence, threat and the tools listed beside the results keep the log one code scanning takes.
+    expect(json.results.find((result) => result.id === "coverage.tools")).toMatchObject({ consequence: "not attacked", threat: "the model's input alone" });
+    expect(await multitoolErrors([join(scratch.path, "unattacked.sarif")])).toEqual([]);
+    expect(await junitSchemaErrors(await readFile(join(scratch.path, "unattacked.xml"), "utf8"))).toEqual([]);
   });
 
   it("passes it when the user excludes the tool by name, and every report repeats the exclusion", async () => {

@@ -10,6 +10,7 @@ import type { JsonReport } from "../src/kit/audit/report.js";
 import { type PropertyResult, runProperty } from "../src/kit/audit/run.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "../src/kit/operations/target.js";
 import { cli } from "./support/cli.js";
+import { junitSchemaErrors, multitoolErrors } from "./support/ci-reports.js";
 import { McpServerError, commandFor, connectServer, processTree, stillRunning } from "../src/kit/mcp/client.js";
 import { FILESYSTEM_SERVER_MAPPING, parseMapping, readMapping } from "../src/kit/mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, notApplicableOverMcp } from "../src/kit/mcp/target.js";
@@ -127,16 +128,24 @@ describe("the adapter, proven on servers whose direct verdict is known", () => {
 
 describe("workspace-gates audit --mcp", () => {
   it("prints a replay that runs the same case against the same server again", { timeout: 120_000 }, async () => {
-    const json = join(scratch, "replay.json");
-    const first = await cli(["audit", "--only", "containment.write", "--seed", "3", "--json", json, "--mcp", "--mapping", MAPPING_FILE, "--", ...served("fixtures/vulnerable/similar-prefix.ts")]);
+    const [json, sarif, junit, named] = ["replay.json", "replay.sarif", "replay.xml", "named.sarif"].map((name) => join(scratch, name)) as [string, string, string, string];
+    const first = await cli(["audit", "--only", "containment.write", "--seed", "3", "--json", json, "--sarif", sarif, "--junit", junit, "--mcp", "--mapping", MAPPING_FILE, "--", ...served("fixtures/vulnerable/similar-prefix.ts")]);
     expect(first.code, first.stderr).toBe(1);
     const [failure] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
     expect(failure?.replay).toMatch(
       /^npx workspace-gates audit --mcp --mapping fixtures\/mcp\/tools-server\.json --only containment\.write --seed 3 --path \S+ -- node --import tsx fixtures\/mcp\/tools-server\.ts fixtures\/vulnerable\/similar-prefix\.ts '\{root\}'$/,
     );
-    const again = await cli([...(failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2)]);
+    const words = (failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2);
+    const cut = words.indexOf("--");
+    const again = await cli([...words.slice(0, cut), "--sarif", named, "--sarif-location", "src/server.ts", ...words.slice(cut)]);
     expect(again.code).toBe(1);
     expect(again.stdout).toContain((failure?.counterexample as string).split("\n").join("\n      "));
+    // An MCP audit's results point at the mapping, or at the file the user names: code scanning takes both.
+    const uris = async (file: string) => (JSON.parse(await readFile(file, "utf8")) as { runs: [{ results: { locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }] }).runs[0].results.map((result) => result.locations[0]?.physicalLocation.artifactLocation.uri);
+    expect(await uris(sarif)).toEqual([MAPPING_FILE]);
+    expect(await uris(named)).toEqual(["src/server.ts"]);
+    expect(await multitoolErrors([sarif, named])).toEqual([]);
+    expect(await junitSchemaErrors(await readFile(junit, "utf8"))).toEqual([]);
   });
 
   it("exits 2, naming the tool, when the server lacks a mapped tool", { timeout: 60_000 }, async () => {

@@ -89,7 +89,8 @@ describe("over MCP (fixtures/mcp/tools-server.ts serving the surface)", () => {
 
   it.each(SURFACE_VARIANTS.flatMap((variant) => variant.caughtBy.map((id) => [variant.module, id, variant.mcpOnly === true ? SEEDS : [1]] as const)))(
     "%s is killed by %s at the default budget (seeds %j)",
-    { timeout: 180_000 },
+    // A crash over 20 seeds: each failure is judged once more without its tree's links (the threat), which restarts the server again.
+    { timeout: 300_000 },
     async (module, id, seeds) => {
       const target = mcpTarget(served(`fixtures/surface/${module}.ts`), await readMapping(MAPPING_FILE));
       try {

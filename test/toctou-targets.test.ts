@@ -9,6 +9,7 @@ import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
 import { type ControlRace, raceExitCode, raceIneffective } from "../src/kit/toctou/command.js";
 import { RACE_OPERATIONS, type RaceOperation, type RaceReport, raceOperationTool, runRace } from "../src/kit/toctou/race.js";
 import type { Racer } from "../src/kit/toctou/racer.js";
+import { toctouSarif } from "../src/kit/toctou/sarif.js";
 import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
 import { schema } from "../src/gates/schema.js";
@@ -16,6 +17,7 @@ import { surfaceTools } from "../fixtures/surface/surface.js";
 import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
 import { moduleSurface } from "../src/kit/operations/surface.js";
 import { cli } from "./support/cli.js";
+import { multitoolErrors } from "./support/ci-reports.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 const SERVED_CHAPTER = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}"];
@@ -70,9 +72,14 @@ describe("toctou on any target", () => {
 
   it("--mcp races every operation an MCP server's tools do through the audit's client, with a racer that swapped", { timeout: 90_000 }, async () => {
     const attempts = RACE_OPERATIONS.length * 10;
+    const sarif = join(reportDir, "race.sarif");
     const { code, report } = await toctou<RaceReport & { control: ControlRace }>(
-      "--attempts", String(attempts), "--seconds", "60", "--mapping", "fixtures/mcp/tools-server.json", "--mcp", "--", ...SERVED_SURFACE,
+      "--attempts", String(attempts), "--seconds", "60", "--sarif", sarif, "--mapping", "fixtures/mcp/tools-server.json", "--mcp", "--", ...SERVED_SURFACE,
     );
+    // A race over MCP writes SARIF that code scanning takes, every result at the mapping.
+    expect(await multitoolErrors([sarif])).toEqual([]);
+    const log = JSON.parse(await readFile(sarif, "utf8")) as { runs: [{ results: { locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }] };
+    for (const result of log.runs[0].results) expect(result.locations[0]?.physicalLocation.artifactLocation.uri).toBe("fixtures/mcp/tools-server.json");
     expect(report?.mode).toBe("race");
     expect(report?.tools).toMatch(/^mcp: node --import tsx fixtures\/mcp\/tools-server\.ts/);
     expect(report?.total.attempts).toBe(attempts);
@@ -181,6 +188,18 @@ describe("the race's evidence, one operation at a time, with a racer that never 
       expect(report.perOperation["delete.directory"]?.evidence[0]).toBe("outside/dir/secret.txt was removed");
       expect(report.perOperation["list.directory"]?.evidence[0]).toBe("the listing named secret.txt, which only outside/dir holds");
       expect(await readFile(join(outsideDir, "secret.txt"), "utf8"), "the canary a move or a delete took is back").toBe(canary);
+      // Each escape costs what its evidence shows: a listing reveals, everything else here changes the outside.
+      const sarif = JSON.parse(toctouSarif(report, "package.json")) as { runs: [{ results: { ruleId: string; properties: { consequence: string } }[] }] };
+      expect(Object.fromEntries(sarif.runs[0].results.map((result) => [result.ruleId, result.properties.consequence]))).toEqual({
+        "toctou.edit.directory": "outside changed",
+        "toctou.edit.leaf": "outside changed",
+        "toctou.list.directory": "outside revealed",
+        "toctou.move.source": "outside changed",
+        "toctou.move.destination": "outside changed",
+        "toctou.copy.destination": "outside changed",
+        "toctou.delete.directory": "outside changed",
+        "toctou.outside": "outside changed",
+      });
     } finally {
       await box.dispose();
     }

@@ -16,6 +16,7 @@ import { DECOY, prepareArena } from "../src/kit/toctou/arena.js";
 import { TEMP_PREFIX, toctouCommand } from "../src/kit/toctou/command.js";
 import { type DeterministicReport, runDeterministic } from "../src/kit/toctou/deterministic.js";
 import { TOCTOU_USAGE } from "../src/kit/toctou/flags.js";
+import { multitoolErrors } from "./support/ci-reports.js";
 import { RACE_OPERATIONS, type RaceReport, type Tally, raceOperationTool } from "../src/kit/toctou/race.js";
 import { startRacer } from "../src/kit/toctou/racer.js";
 import { withMkdirTrap, withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
@@ -49,21 +50,32 @@ afterEach(async () => {
   await rm(reportDir, { recursive: true, force: true });
 });
 
-/** Runs the command in-process with `--json`, and answers its exit code, its output and its report. */
+/** The SARIF `--sarif` writes, as far as these tests read it. */
+interface ToctouSarif {
+  runs: [{ results: { ruleId: string; level: string; message: { text: string }; locations: { physicalLocation: { artifactLocation: { uri: string } } }[]; properties: { consequence: string; threat: string } }[] }];
+}
+
+/** Runs the command in-process with `--json` and `--sarif`, and answers its exit code, its output, its report and its SARIF (checked by the Multitool's GitHub rules). */
 async function runWithReport<Report extends { workdir: string }>(args: string[]) {
   const json = join(reportDir, "report.json");
+  const sarifFile = join(reportDir, "report.sarif");
   const { io, stdout, stderr } = capture();
-  const code = await toctouCommand.run([...args, "--json", json], io);
+  const code = await toctouCommand.run([...args, "--json", json, "--sarif", sarifFile], io);
   const report = JSON.parse(await readFile(json, "utf8")) as Report;
   expect(stdout()).toContain(`working in ${report.workdir}`);
   expect(stdout()).toContain(`removed ${report.workdir}`);
-  return { code, stdout: stdout(), stderr: stderr(), report };
+  expect(await multitoolErrors([sarifFile])).toEqual([]);
+  const sarif = JSON.parse(await readFile(sarifFile, "utf8")) as ToctouSarif;
+  return { code, stdout: stdout(), stderr: stderr(), report, sarif };
 }
+
+/** Each SARIF result as rule, consequence and threat. */
+const findings = (sarif: ToctouSarif) => sarif.runs[0].results.map((result) => [result.ruleId, result.properties.consequence, result.properties.threat]);
 
 describe("toctou --mode deterministic: the limit the chapter admits", () => {
   it("read and write both escape on the first try, each on evidence, and the temp dir is removed", async () => {
     const realRealpath = fsPromises.realpath;
-    const { code, stdout, stderr, report } = await runWithReport<DeterministicReport>(["--mode", "deterministic"]);
+    const { code, stdout, stderr, report, sarif } = await runWithReport<DeterministicReport>(["--mode", "deterministic"]);
     const [read, write] = report.scenarios;
 
     expect(read?.tool).toBe("read");
@@ -86,6 +98,14 @@ describe("toctou --mode deterministic: the limit the chapter admits", () => {
     expect(report.contentEscapes).toBe(2);
     expect(report.sideEffects).toMatchObject(landed);
     expect(stdout).toContain("content escapes: 2 of 2 tool calls\nside effects outside the workspace: 1 (1 file with content)\n");
+    // Each escape is a SARIF result, and so is the change outside, at package.json when no file is named.
+    expect(findings(sarif)).toEqual([
+      ["toctou.read", "outside read", "a concurrent process"],
+      ["toctou.write", "outside changed", "a concurrent process"],
+      ["toctou.outside", "outside changed", "a concurrent process"],
+    ]);
+    expect(sarif.runs[0].results.every((result) => result.level === "error" && result.locations[0]?.physicalLocation.artifactLocation.uri === "package.json")).toBe(true);
+    expect(sarif.runs[0].results[1]?.message.text).toContain(`evidence:\n  ${write?.evidence}`);
 
     expect(code).toBe(1);
     expect(stderr).toBe("");
@@ -100,7 +120,7 @@ describe("toctou --mode deterministic: the limit the chapter admits", () => {
 
 describeNeeding(LINUX_PROCFS, "toctou --mode deterministic --tools verified: the same swap against the verified tools", () => {
   it("springs the trap on the chapter's check they run first, and both stay contained with nothing outside", async () => {
-    const { code, stdout, stderr, report } = await runWithReport<DeterministicReport>(["--mode", "deterministic", "--tools", "verified"]);
+    const { code, stdout, stderr, report, sarif } = await runWithReport<DeterministicReport>(["--mode", "deterministic", "--tools", "verified"]);
     const [read, write] = report.scenarios;
     expect(report.tools).toBe("verified");
     // The move was placed exactly where it beats the chapter's tools: after the same check.
@@ -112,6 +132,7 @@ describeNeeding(LINUX_PROCFS, "toctou --mode deterministic --tools verified: the
     expect(report.scenarios.map((scenario) => scenario.sideEffects)).toEqual([NO_SIDE_EFFECTS, NO_SIDE_EFFECTS]);
     expect(report.contentEscapes).toBe(0);
     expect(report.sideEffects).toEqual(NO_SIDE_EFFECTS);
+    expect(findings(sarif)).toEqual([]);
     expect(code).toBe(0);
     expect(stderr).toBe("");
     expect(stdout).toContain("content escapes: 0 of 2 tool calls\nside effects outside the workspace: none\n");
@@ -196,8 +217,14 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
   }
 
   it("reports self-consistent figures on a 1 s budget, whether or not it wins", async () => {
-    const { code, stdout, report } = await runWithReport<RaceReport>(["--mode", "race", "--seconds", "1"]);
+    const { code, stdout, report, sarif } = await runWithReport<RaceReport>(["--mode", "race", "--seconds", "1", "--sarif-location", "src/tools/read.ts"]);
     const { total, perOperation, notApplicable, racer } = report;
+    // A result per operation that escaped, and one when anything changed outside; none otherwise.
+    expect(findings(sarif)).toEqual([
+      ...RACE_OPERATIONS.filter((operation) => (perOperation[operation]?.escapes ?? 0) > 0).map((operation) => [`toctou.${operation}`, raceOperationTool(operation) === "read" ? "outside read" : "outside changed", "a concurrent process"]),
+      ...(report.sideEffects.total > 0 ? [["toctou.outside", "outside changed", "a concurrent process"]] : []),
+    ]);
+    expect(sarif.runs[0].results.every((result) => result.locations[0]?.physicalLocation.artifactLocation.uri === "src/tools/read.ts")).toBe(true);
     const rows = Object.values(perOperation);
     expect(report.stoppedBy).toBe("seconds");
     expect(total.attempts).toBeGreaterThan(0);
@@ -412,6 +439,7 @@ describe("flags", () => {
     [["--attempts", "5"], "--attempts and --seconds bound a race; they apply to --mode race only"],
     [["--mode", "race", "--svg", "t.svg"], "--svg draws the timeline of one check and one swap; it applies to --mode deterministic only"],
     [["--svg"], "argument missing"],
+    [["--sarif-location", "x.ts"], "--sarif-location says where SARIF results point: give it with --sarif"],
   ])("refuses %j with a UsageError before creating anything", async (args, message) => {
     const before = (await readdir(tmpdir())).filter((name) => name.startsWith(TEMP_PREFIX));
     const { io, stdout } = capture();

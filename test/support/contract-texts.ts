@@ -1,17 +1,41 @@
 /**
  * The tables of docs/contract.md that the code defines: the fixed texts, written from
  * src/gates/messages.ts and the truncation marker, so the document quotes exactly what the code
- * answers and what conformance checks; and the operations, written from the catalogue
- * (src/kit/operations/catalog.ts), so it lists exactly the tool names and inputs the audit attacks.
- * `npm run contract-texts` writes both; test/contract-doc.test.ts holds the document to them.
+ * answers and what conformance checks; the operations, written from the catalogue
+ * (src/kit/operations/catalog.ts), so it lists exactly the tool names and inputs the audit attacks;
+ * and the consequences and threats of a failure, written from src/kit/findings/findings.ts, so it
+ * states exactly the severities, weaknesses and `--fail-on` rule the reports carry.
+ * `npm run contract-texts` writes them; test/contract-doc.test.ts holds the document to them.
  */
 import * as messages from "../../src/gates/messages.js";
 import { truncationMarker } from "../../src/gates/truncate.js";
 import { ORACLES, OPERATIONS, type Role, containmentId } from "../../src/kit/operations/catalog.js";
+import { CONSEQUENCES, type Consequence, DEFAULT_FAIL_ON, THREATS, type Threat } from "../../src/kit/findings/findings.js";
 import type { GeneratedSection } from "./generated-section.js";
 
 export const CONTRACT_TEXTS_SECTION: GeneratedSection = { file: "docs/contract.md", name: "contract-texts", command: "npm run contract-texts" };
 export const OPERATIONS_SECTION: GeneratedSection = { file: "docs/contract.md", name: "operations", command: "npm run contract-texts" };
+export const FINDINGS_SECTION: GeneratedSection = { file: "docs/contract.md", name: "findings", command: "npm run contract-texts" };
+
+export function renderFindings(): string {
+  const cwes = (list: readonly string[]) => (list.length === 0 ? "none" : list.join(", "));
+  const failOn = (consequence: Consequence) =>
+    CONSEQUENCES[consequence].escape ? "always fails the run" : DEFAULT_FAIL_ON.includes(consequence) ? "fails the run unless left out" : "not a value: `--conformance` decides";
+  const consequences = (Object.keys(CONSEQUENCES) as Consequence[]).map((consequence) => {
+    const terms = CONSEQUENCES[consequence];
+    return `| \`${consequence}\` | ${terms.meaning} | ${terms.securitySeverity?.toFixed(1) ?? "none"} | ${cwes(terms.weaknesses)} | ${failOn(consequence)} |`;
+  });
+  const threats = (Object.keys(THREATS) as Threat[]).map((threat) => `| \`${threat}\` | ${THREATS[threat].meaning} | ${cwes(THREATS[threat].weaknesses)} |`);
+  return [
+    "| consequence | what the user lost, as observed | `security-severity` | CWE | `--fail-on` |",
+    "|---|---|---|---|---|",
+    ...consequences,
+    "",
+    "| threat | what the attacker needs | CWE |",
+    "|---|---|---|",
+    ...threats,
+  ].join("\n");
+}
 
 /** How a module's tool takes each role: the field of its input. */
 const FIELD: Record<Role, string> = {

@@ -82,8 +82,8 @@ export async function traces(root: string): Promise<Set<number>> {
 export function requireNotRun<T extends CallSpec>(notRun: readonly NumberedCall<T>[], uses: readonly ToolUse[], traced: ReadonlySet<number>, why: (call: NumberedCall<T>) => string): void {
   for (const call of notRun) {
     const use = uses.find((candidate) => candidate.marker === call.index);
-    if (use !== undefined) violation(`call ${JSON.stringify(call.call.id)} (${JSON.stringify(call.call.name)}) reached the ${use.tool} tool although ${why(call)}`);
-    if (traced.has(call.index)) violation(`call ${JSON.stringify(call.call.id)} left its trace in the workspace although ${why(call)}`);
+    if (use !== undefined) violation(`call ${JSON.stringify(call.call.id)} (${JSON.stringify(call.call.name)}) reached the ${use.tool} tool although ${why(call)}`, "approval bypassed");
+    if (traced.has(call.index)) violation(`call ${JSON.stringify(call.call.id)} left its trace in the workspace although ${why(call)}`, "approval bypassed");
   }
 }
 
@@ -92,16 +92,16 @@ export function requireNotRun<T extends CallSpec>(notRun: readonly NumberedCall<
  * exactly one tool message per call it made, with that call's id and name, in the order of the calls.
  */
 export function requireTranscript(messages: readonly Message[]): void {
-  if (messages[0]?.role !== "user") violation(`the transcript does not start with the prompt: ${shown(messages[0])}`);
+  if (messages[0]?.role !== "user") violation(`the transcript does not start with the prompt: ${shown(messages[0])}`, "hardening broken");
   let at = 1;
   while (at < messages.length) {
     const assistant = messages[at];
-    if (assistant?.role !== "assistant") violation(`message ${at} should be the model's turn, is ${shown(assistant)}`);
+    if (assistant?.role !== "assistant") violation(`message ${at} should be the model's turn, is ${shown(assistant)}`, "hardening broken");
     at++;
     for (const call of assistant.toolCalls) {
       const answer = messages[at];
       if (answer?.role !== "tool" || answer.toolCallId !== call.id || answer.name !== call.name)
-        violation(`call ${JSON.stringify(call.id)} (${JSON.stringify(call.name)}) should get its tool message at ${at}, found ${shown(answer)}`);
+        violation(`call ${JSON.stringify(call.id)} (${JSON.stringify(call.name)}) should get its tool message at ${at}, found ${shown(answer)}`, "hardening broken");
       at++;
     }
   }
@@ -126,7 +126,7 @@ export function settleAfterAbort<T>(running: Promise<T>, signal: AbortSignal): P
     start = () => {
       if (done) return;
       const message = `the loop had not ended ${AFTER_ABORT_PATIENCE_MS} ms after its signal aborted (it still waits for a hook or a call)`;
-      timer = setTimeout(() => reject(new Violation(message)), AFTER_ABORT_PATIENCE_MS);
+      timer = setTimeout(() => reject(new Violation(message, "unavailable")), AFTER_ABORT_PATIENCE_MS);
     };
   });
   if (signal.aborted) start();

@@ -11,12 +11,14 @@
  * the next (with an MCP target's servers on their roots) and removed when the audit ends.
  *
  * Promises: exit 0 when every guarantee was checked and holds (known limits may fail; texts that
- * differ from the chapter's fail only with `--conformance`), 1 when any fails, 2 when the audit cannot
+ * differ from the chapter's fail only with `--conformance`; a failure whose consequence `--fail-on`
+ * leaves out is tolerated, but never an escape: `outside changed` and `outside read` always fail),
+ * 1 when any fails, 2 when the audit cannot
  * run or its verdict cannot be delivered: bad flag, unknown property, a module that fails to load or
  * exports none of the contract, a run that checked nothing, an unreadable baseline, a report file that
  * cannot be written (checked before the run, and again when written). With `--baseline FILE` the
- * verdict is the comparison instead: exit 1 exactly when a property the baseline passed fails or is
- * skipped here (a regression). Without MODULE it audits the package's own implementation. A failure
+ * verdict is the comparison instead: exit 1 when a property the baseline passed fails or is skipped
+ * here (a regression), or when a guarantee failed with an escape, whatever the baseline held. Without MODULE it audits the package's own implementation. A failure
  * prints a replay command; with the printed `--seed` and `--path` it runs exactly that run again.
  * A run that hangs fails after `--timeout`. Progress goes to stderr. Ctrl-C (or SIGTERM) stops the
  * run: what ran so far is printed and written to the report files (marked `interrupted`), every
@@ -35,6 +37,8 @@ import { ROOT_NAMES, rootSpellings } from "./arbitraries/index.js";
 import { progressOn } from "./progress.js";
 import { type AuditReport, type ReplayPrefix, type TargetWords, addedUp, failsRun, renderText, toJson } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
+import { type Consequence, DEFAULT_FAIL_ON, ESCAPES, parseFailOn } from "../findings/findings.js";
+import { findingsFile } from "../findings/sarif.js";
 import type { AuditProperty } from "./property.js";
 import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, runProperty } from "./run.js";
 import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "./shard.js";
@@ -53,9 +57,9 @@ export const DEFAULT_RUNS = 50;
 export const DEFAULT_TIME_SECONDS = 40;
 
 const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S | --runs N] [--seed N]
-                             [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE] [--baseline FILE]
-                             [--only ID[,ID...]] [--exclude-tool NAME[,NAME...]] [--path P] [--conformance]
-                             [--timeout MS]
+                             [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]]
+                             [--fail-on C[,C...] | --baseline FILE] [--only ID[,ID...]]
+                             [--exclude-tool NAME[,NAME...]] [--path P] [--conformance] [--timeout MS]
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
                and/or runAgent (default: this package's implementation; docs/contract.md)
@@ -75,6 +79,12 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --json FILE  also write the results as JSON (schemaVersion, tool version, summary counts)
   --junit FILE also write JUnit XML: one test case per property
   --sarif FILE also write SARIF 2.1.0 (GitHub code scanning): one result per failure
+  --sarif-location FILE
+               the file every SARIF result points at (default: MODULE, else the --mapping
+               file, else package.json of the working directory)
+  --fail-on CONSEQUENCES
+               the consequences whose failures fail the run (comma-separated; default all:
+               ${DEFAULT_FAIL_ON.join(", ")}); ${ESCAPES.join(" and ")} always do
   --baseline FILE
                compare with an earlier --json report (e.g. fixtures/baseline.json, the
                reference's); exit 1 only on a regression
@@ -180,10 +190,13 @@ async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditA
   // Coverage judges the properties' calls: on its own it checked nothing.
   if (!report.results.some((result) => result.id !== COVERAGE_ID && (result.status === "passed" || result.status === "failed")))
     return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
-  if (baseline === undefined) return report.results.some((result) => failsRun(result, options.conformance)) ? 1 : 0;
+  if (baseline === undefined) return report.results.some((result) => failsRun(result, report)) ? 1 : 0;
   const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results, options.conformance);
   io.stdout(renderComparison(comparison));
-  return comparison.regressions.length > 0 ? 1 : 0;
+  // A baseline that failed a property too cannot make an escape green.
+  const escaped = report.results.filter((result) => failsRun(result, { conformance: false, failOn: ESCAPES })).map((result) => result.id);
+  if (escaped.length > 0) io.stdout(`escaped, which fails the run whatever the baseline: ${escaped.join(", ")}\n`);
+  return comparison.regressions.length > 0 || escaped.length > 0 ? 1 : 0;
 }
 
 /** Runs the selected properties in order, with progress, until done or `signal` aborts. */
@@ -195,6 +208,8 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
     ...(options.runs === undefined ? { timeSeconds: options.time } : {}),
     ...(options.shard === undefined ? {} : { shard: options.shard }),
     conformance: options.conformance,
+    failOn: options.failOn,
+    location: findingsFile({ named: options.sarifLocation, module: options.module, mapping: options.mcp?.mapping }),
     results: [],
     coverage: [],
   };
@@ -337,6 +352,8 @@ interface AuditArgs {
   json?: string;
   junit?: string;
   sarif?: string;
+  sarifLocation?: string;
+  failOn: Consequence[];
   baseline?: string;
   only?: string[];
   excludeTools: string[];
@@ -358,6 +375,8 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       json: { type: "string" },
       junit: { type: "string" },
       sarif: { type: "string" },
+      "sarif-location": { type: "string" },
+      "fail-on": { type: "string", multiple: true },
       baseline: { type: "string" },
       only: { type: "string", multiple: true },
       "exclude-tool": { type: "string", multiple: true },
@@ -382,6 +401,9 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
   const shard = values.shard === undefined ? undefined : parseShard(values.shard);
   if (values.shard !== undefined && shard === undefined) throw new UsageError(`--shard must be K/N with 1 <= K <= N, got ${JSON.stringify(values.shard)}`);
   if (shard !== undefined && values.seed === undefined) throw new UsageError("--shard needs --seed: every shard must draw from the same stream of runs");
+  if (values["sarif-location"] !== undefined && values.sarif === undefined) throw new UsageError("--sarif-location says where SARIF results point: give it with --sarif");
+  if (values["fail-on"] !== undefined && values.baseline !== undefined)
+    throw new UsageError("--fail-on and --baseline are two verdicts: give one (against a baseline, a regression and an escape fail the run)");
   return {
     ...(positionals[0] === undefined ? {} : { module: positionals[0] }),
     ...(values.mcp === true ? { mcp: { command, ...(values.mapping === undefined ? {} : { mapping: values.mapping }) } } : {}),
@@ -393,6 +415,8 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     ...(values.json === undefined ? {} : { json: values.json }),
     ...(values.junit === undefined ? {} : { junit: values.junit }),
     ...(values.sarif === undefined ? {} : { sarif: values.sarif }),
+    ...(values["sarif-location"] === undefined ? {} : { sarifLocation: values["sarif-location"] }),
+    failOn: values["fail-on"] === undefined ? [...DEFAULT_FAIL_ON] : parseFailOn(values["fail-on"]),
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     ...(only === undefined ? {} : { only }),
     excludeTools: (values["exclude-tool"] ?? []).flatMap((names) => names.split(",")).filter((name) => name !== ""),

@@ -12,6 +12,7 @@
  * Does not promise: that a tool attacked was attacked well; the properties' own verdicts say that.
  */
 import { containmentId } from "../operations/catalog.js";
+import { weaknessesOf } from "../findings/findings.js";
 import type { OfferedTool } from "../operations/surface.js";
 import type { PropertyResult } from "./run.js";
 
@@ -81,6 +82,10 @@ export function coverageResult(rows: readonly CoverageRow[], seed: number): Prop
   return {
     ...common,
     status: "failed",
+    // A tool nobody called can be reached by any input the model sends it.
+    consequence: "not attacked",
+    threat: "the model's input alone",
+    weaknesses: weaknessesOf("not attacked", "the model's input alone"),
     reason: `${unattacked.length} tool${unattacked.length === 1 ? "" : "s"} that take${unattacked.length === 1 ? "s" : ""} a path ${unattacked.length === 1 ? "was" : "were"} attacked by nothing: ${unattacked.map((row) => row.tool).join(", ")}`,
     counterexample: unattacked.map((row) => `${row.tool}: ${row.why}`).join("\n"),
   };

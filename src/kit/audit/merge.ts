@@ -3,12 +3,15 @@
  * one audit run in shards, with the reports `audit` writes for one run.
  *
  * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance,
- * property list and version of the tool), each exactly once and none interrupted; otherwise nothing
+ * `--fail-on`, SARIF location, property list and version of the tool), each exactly once and none interrupted; otherwise nothing
  * is merged and the exit code is 2, naming the shard that is missing, repeated or incomplete. A
- * property failed when any shard failed it (that shard's counterexample and replay are kept), was
+ * property failed when any shard failed it (the first such shard's counterexample and replay are
+ * kept, and every consequence a failing shard showed beside its own in `alsoSeen`), was
  * skipped when every shard skipped it, passed when every shard passed it; its runs and cases are the
- * shards' added up, and the summary is counted again. Exit 1 when a guarantee (or, with
- * `--conformance`, a text) failed, 0 otherwise, as `audit`; 2 when a report cannot be written.
+ * shards' added up, and the summary is counted again. Exit 1 when a guarantee failed with a
+ * consequence the shards' `--fail-on` names (or, with `--conformance`, a text differs), 0 otherwise,
+ * as `audit`; 2 when a report cannot be written. The text gives each failure that fails the run with
+ * its consequence and threat, as `audit`'s does.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
@@ -16,6 +19,7 @@ import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total }
 import { toJUnit, toSarif } from "./report-formats.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
 import type { PropertyResult } from "./run.js";
+import { type Consequence, findingLines } from "../findings/findings.js";
 
 /** Shards that do not make up one run. */
 export class MergeError extends Error {}
@@ -30,7 +34,7 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
     const shard = report.shard;
     if (shard === undefined) throw new MergeError(`a report of ${report.target} is not a shard`);
     if (report.interrupted !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} was interrupted (${report.interrupted}): its cases did not all run`);
-    const differs = (["target", "seed", "runs", "timeSeconds", "conformance"] as const).find((field) => report[field] !== first[field]);
+    const differs = (["target", "seed", "runs", "timeSeconds", "conformance", "failOn", "location"] as const).find((field) => String(report[field]) !== String(first[field]));
     if (differs !== undefined) throw new MergeError(`shard ${shard.index}/${shard.count} has another ${differs} (${String(report[differs])}) than shard ${first.shard?.index}/${count} (${String(first[differs])})`);
     // Another version may draw other cases from the same seed, and count them otherwise.
     if (report.tool?.version !== first.tool?.version)
@@ -53,7 +57,7 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
   const results = first.results.map((result, position) =>
     result.id === COVERAGE_ID ? { ...result, ...jsonOf(judged) } : mergeResult(ordered.map((report) => report.results[position] ?? result)),
   );
-  return { ...common, coverage, summary: summarize(results, first.conformance), results };
+  return { ...common, coverage, summary: summarize(results, first), results };
 }
 
 /** A result's JSON fields (a coverage result has no replay). */
@@ -65,7 +69,13 @@ function mergeResult(shards: readonly JsonResult[]): JsonResult {
   const [first] = shards as [JsonResult, ...JsonResult[]];
   const added = addedUp(shards);
   const failed = shards.find((result) => result.status === "failed");
-  if (failed !== undefined) return { ...failed, ...added };
+  if (failed !== undefined) {
+    // Another shard's failure may have been an escape: the merge hides none, as one run would not.
+    const seen = shards.flatMap((result) => (result.status === "failed" ? [result.consequence, ...(result.alsoSeen ?? [])] : []));
+    const alsoSeen = [...new Set(seen)].filter((consequence): consequence is Consequence => consequence !== undefined && consequence !== failed.consequence);
+    const { alsoSeen: _own, ...kept } = failed;
+    return { ...kept, ...added, ...(alsoSeen.length === 0 ? {} : { alsoSeen }) };
+  }
   const statuses = new Set(shards.map((result) => result.status));
   if (statuses.size > 1) throw new MergeError(`${first.id} was ${[...statuses].join(" in some shards and ")} in others`);
   const { counterexample: _counterexample, reason: _reason, replay: _replay, ...passed } = first;
@@ -75,9 +85,9 @@ function mergeResult(shards: readonly JsonResult[]): JsonResult {
 export function renderMerged(report: JsonReport, shards: number): string {
   const header = `${"property".padEnd(28)} ${"verdict".padEnd(12)} ${"runs".padStart(9)} ${"cases".padStart(9)}`;
   const lines = report.results.map((result) => {
-    const fails = failsRun(result, report.conformance);
-    const verdict = fails ? "FAILED" : result.status === "failed" ? (result.kind === "limit" ? "known limit" : "differs") : result.status;
-    const detail = fails ? `\n    broken: ${result.reason ?? ""}\n    replay: ${result.replay ?? ""}` : "";
+    const fails = failsRun(result, report);
+    const verdict = fails ? "FAILED" : result.status !== "failed" ? result.status : result.kind === "limit" ? "known limit" : result.kind === "conformance" ? "differs" : "tolerated";
+    const detail = fails ? ["", ...findingLines(result), `broken: ${result.reason ?? ""}`, `replay: ${result.replay ?? ""}`].join("\n    ") : "";
     return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)} ${String(result.cases).padStart(9)}${detail}`;
   });
   const { passed, failed, skipped } = report.summary;

@@ -19,7 +19,8 @@ import { dirname } from "node:path";
 import type fc from "fast-check";
 import { type Sandbox, auditTempDir, createSandbox } from "../sandbox/sandbox.js";
 import { type AuditTarget, type ContractExport, TargetStopped } from "../operations/target.js";
-import { type Consequence, ORACLES, type OracleId } from "../operations/catalog.js";
+import { ORACLES, type OracleId } from "../operations/catalog.js";
+import type { Consequence, Cwe, Threat } from "../findings/findings.js";
 import type { Tool, ToolResult } from "../../gates/tool.js";
 
 export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits" | "approval" | "agent loop" | "coverage";
@@ -32,6 +33,18 @@ export interface AuditProperty<T = unknown> {
   kind: PropertyKind;
   title: string;
   needs: readonly ContractExport[];
+  /** What a failure costs, where the broken rule does not say (an oracle, or the violation itself). */
+  consequence: Consequence;
+  /** What an attacker needs for the case `value` (most properties: the same for every case). */
+  threat(value: T): Threat;
+  /**
+   * The case without the links its tree lays out, when it has any. A tree keeps links that shrinking
+   * could not take away: the runner judges this case once more after a failure, and the threat is
+   * this case's when it fails too.
+   */
+  withoutLinks?(value: T): T | undefined;
+  /** Weaknesses of its own, beyond its consequence's and its threat's (CWE-158 for a NUL byte). */
+  weaknesses?: readonly Cwe[];
   /** Why this property cannot judge `target` (platform, options it lacks), or undefined when it can. */
   notApplicable?(target: AuditTarget): string | undefined;
   /** Share of the audit's `--runs` this property takes (a run of sequences costs many tool calls). */
@@ -49,7 +62,7 @@ export interface AuditProperty<T = unknown> {
   render(value: T): string;
 }
 
-/** A broken rule, as opposed to a crash of the property itself: what it means, where the rule says. */
+/** A broken rule, as opposed to a crash of the property itself: what it costs, where the rule says. */
 export class Violation extends Error {
   constructor(
     message: string,
@@ -59,9 +72,12 @@ export class Violation extends Error {
   }
 }
 
-/** Breaks the rule `message` states; an oracle of the catalogue names the consequence. */
-export function violation(message: string, oracle?: OracleId): never {
-  throw new Violation(message, oracle === undefined ? undefined : ORACLES[oracle].consequence);
+/**
+ * Breaks the rule `message` states. Its consequence is the oracle's of the catalogue, or the one
+ * named, or else the property's own.
+ */
+export function violation(message: string, breach?: OracleId | Consequence): never {
+  throw new Violation(message, breach === undefined ? undefined : breach in ORACLES ? ORACLES[breach as OracleId].consequence : (breach as Consequence));
 }
 
 // Sandboxes whose reset proved them as new, kept for the next run, by root name: creating one costs

@@ -1,28 +1,32 @@
 /**
  * The audit for CI systems: JUnit XML (one test case per property) and SARIF 2.1.0 (GitHub code
- * scanning: one result per failed property).
+ * scanning: one result per failed property), each as those systems accept it: the JUnit against the
+ * schema Jenkins reads it by, the SARIF by the SARIF Multitool's GitHub rules (test/audit-reports.test.ts).
  *
  * Promises: JUnit: one `<testcase>` per property that was selected, `classname` its gate and `name` its
- * id; a result that fails the run carries a `<failure>` with the rule, the reason, the counterexample
- * and the replay command; skipped and not-applicable properties are `<skipped>` with why; a known limit
- * or a differing text that does not fail the run passes, with what it found in `<system-out>`. Every
- * text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`. Every tool the target
- * offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why.
- * SARIF: one rule per property that ran; one result per failed guarantee (level `error`) and per
- * differing text (`error` with `--conformance`, `note` without), each with the rule, the reason, the
- * counterexample and the replay command, located at the module under audit. Known limits are not
- * results: they are the chapter's, not the module's. The run's property bag lists every tool the target
- * offers with its coverage verdict, so an exclusion is repeated where the results are read.
+ * id; a result that fails the run carries a `<failure>` whose type is its consequence, with the rule,
+ * the consequence and the threat, the reason, the counterexample and the replay command; skipped and
+ * not-applicable properties are `<skipped>` with why; a known limit, a differing text that does not
+ * fail the run, and a guarantee tolerated by `--fail-on` pass, with what they found in `<system-out>`.
+ * Every text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`. Every tool the
+ * target offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why.
+ * SARIF: one rule per property that ran; one result per failed guarantee (level `error`, `warning`
+ * when `--fail-on` tolerates it) and per differing text (`error` with `--conformance`, `note`
+ * without), each with the rule, its consequence and threat, the reason, the counterexample and the
+ * replay command, located at the report's `location` (findings/sarif.ts). Known limits are not
+ * results: they are the chapter's, not the module's. The run's property bag lists every tool the
+ * target offers with its coverage verdict, so an exclusion is repeated where the results are read.
  */
-import { type JsonReport, type JsonResult, failsRun } from "./report.js";
+import { type JsonReport, type JsonResult, failsRun, total } from "./report.js";
 import type { CoverageRow } from "./coverage.js";
+import { findingLines } from "../findings/findings.js";
 import { VERSION } from "../version.js";
+import { type SarifResult, type SarifRule, toSarifLog } from "../findings/sarif.js";
 
 /** Written from the JSON report, so that `merge` writes them for shards as `audit` does for a run. */
 export function toJUnit(report: JsonReport): string {
   const { summary } = report;
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
-  const total = report.results.reduce((sum, result) => sum + result.timeMs, 0);
   const suite = `workspace-gates audit of ${report.target}`;
   const skipped = summary.skipped + summary.notApplicable;
   const cases = report.results.map((result) => {
@@ -31,16 +35,15 @@ export function toJUnit(report: JsonReport): string {
     if (result.status === "not-applicable") return `${open}>\n      <skipped message=${attribute(`not applicable: ${result.reason ?? ""}`)}/>\n    </testcase>`;
     if (result.status === "passed") return `${open}/>`;
     const detail = failureText(result);
-    if (failsRun(result, report.conformance))
-      return `${open}>\n      <failure message=${attribute(result.reason ?? result.title)} type=${attribute(result.kind)}>${text(detail)}</failure>\n    </testcase>`;
-    const why = result.kind === "limit" ? "known limit (fails by design, see SECURITY.md)" : "text differs from the chapter's (a failure only with --conformance)";
-    return `${open}>\n      <system-out>${text(`${why}\n${detail}`)}</system-out>\n    </testcase>`;
+    if (failsRun(result, report))
+      return `${open}>\n      <failure message=${attribute(result.reason ?? result.title)} type=${attribute(result.consequence ?? result.kind)}>${text(detail)}</failure>\n    </testcase>`;
+    return `${open}>\n      <system-out>${text(`${passedBecause(result)}\n${detail}`)}</system-out>\n    </testcase>`;
   });
-  const counts = `tests="${summary.total}" failures="${summary.failed}" errors="0" skipped="${skipped}" time="${seconds(total)}"`;
+  const counts = `tests="${summary.total}" failures="${summary.failed}" errors="0" time="${seconds(total(report.results, "timeMs"))}"`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="workspace-gates audit" ${counts}>`,
-    `  <testsuite name=${attribute(suite)} ${counts}>`,
+    `  <testsuite name=${attribute(suite)} ${counts} skipped="${skipped}">`,
     "    <properties>",
     ...[
       ["workspace-gates", VERSION],
@@ -48,6 +51,7 @@ export function toJUnit(report: JsonReport): string {
       ["seed", String(report.seed)],
       ["runs", String(report.runs)],
       ["conformance", String(report.conformance)],
+      ["fail-on", report.failOn.join(",")],
       ...(report.interrupted === undefined ? [] : [["interrupted", report.interrupted]]),
       ...report.coverage.map((row) => [`tool ${row.tool}`, coverageLine(row)]),
     ].map(([name, value]) => `      <property name=${attribute(name as string)} value=${attribute(value as string)}/>`),
@@ -59,49 +63,42 @@ export function toJUnit(report: JsonReport): string {
   ].join("\n");
 }
 
-export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
+/** Why a failed result does not fail the run. */
+function passedBecause(result: JsonResult): string {
+  if (result.kind === "limit") return "known limit (fails by design, see SECURITY.md)";
+  if (result.kind === "conformance") return "text differs from the chapter's (a failure only with --conformance)";
+  return `tolerated: --fail-on leaves out its consequence (${result.consequence ?? "none"})`;
+}
 
 export function toSarif(report: JsonReport): string {
-  const { module } = report;
   const ran = report.results.filter((result) => result.status === "passed" || result.status === "failed");
-  const rules = ran.map((result) => ({
-    id: result.id,
-    name: result.id.replace(/\.(\w)/g, (_dot, letter: string) => letter.toUpperCase()),
-    shortDescription: { text: result.title },
-    helpUri: "https://www.npmjs.com/package/workspace-gates",
-    properties: { gate: result.gate, kind: result.kind },
-  }));
   const reported = ran.filter((result) => result.status === "failed" && result.kind !== "limit");
-  const results = reported.map((result) => {
-    const { replay } = result;
-    return {
+  const rules = ran.map(
+    (result): SarifRule => ({
+      id: result.id,
+      name: result.id.replace(/\.(\w)/g, (_dot, letter: string) => letter.toUpperCase()),
+      title: result.title,
+      description: `${result.title} (the ${result.gate} gate; a ${result.kind} of the workspace-gates audit).`,
+      help: "docs/contract.md of workspace-gates says how the property judges; a failure's message carries the counterexample and the command that replays it.",
+      tags: [result.gate, result.kind],
+      ...(reported.includes(result) && result.consequence !== undefined ? { finding: { consequence: result.consequence, weaknesses: result.weaknesses ?? [] } } : {}),
+    }),
+  );
+  const results = reported.map(
+    (result): SarifResult => ({
       ruleId: result.id,
-      ruleIndex: ran.indexOf(result),
-      level: failsRun(result, report.conformance) ? "error" : "note",
-      message: { text: failureText(result) },
-      ...(module === undefined ? {} : { locations: [{ physicalLocation: { artifactLocation: { uri: module.replaceAll("\\", "/") } } }] }),
-      partialFingerprints: { "workspaceGatesProperty/v1": `${result.id}:${report.target}` },
-      properties: {
-        kind: result.kind,
-        seed: report.seed,
-        counterexample: result.counterexample ?? "(none)",
-        ...(replay === undefined ? {} : { replay }),
-      },
-    };
-  });
-  const log = {
-    $schema: SARIF_SCHEMA,
-    version: "2.1.0",
-    runs: [
-      {
-        tool: { driver: { name: "workspace-gates", version: VERSION, informationUri: "https://www.npmjs.com/package/workspace-gates", rules } },
-        invocations: [{ executionSuccessful: report.interrupted === undefined }],
-        results,
-        properties: { tools: report.coverage.map((row) => ({ tool: row.tool, plays: row.plays, verdict: row.verdict, why: row.why, attackedBy: row.attackedBy })) },
-      },
-    ],
-  };
-  return `${JSON.stringify(log, null, 2)}\n`;
+      level: failsRun(result, report) ? "error" : result.kind === "guarantee" ? "warning" : "note",
+      message: failureText(result),
+      // A failed result always has both (run.ts, coverage.ts); the JSON's type leaves them optional for the rest.
+      consequence: result.consequence ?? (result.kind === "conformance" ? "wording differs" : "hardening broken"),
+      threat: result.threat ?? "the model's input alone",
+      weaknesses: result.weaknesses ?? [],
+      target: report.target,
+      properties: { kind: result.kind, seed: report.seed, counterexample: result.counterexample ?? "(none)", ...(result.replay === undefined ? {} : { replay: result.replay }) },
+    }),
+  );
+  const tools = report.coverage.map((row) => ({ tool: row.tool, plays: row.plays, verdict: row.verdict, why: row.why, attackedBy: row.attackedBy }));
+  return toSarifLog({ rules, results, location: report.location, executionSuccessful: report.interrupted === undefined, properties: { tools } });
 }
 
 /** A tool's coverage as one line: `list: attacked by containment.list (12)`, `excluded: excluded by --exclude-tool`. */
@@ -114,6 +111,7 @@ function failureText(result: JsonResult): string {
   const { replay } = result;
   return [
     `rule: ${result.title}`,
+    ...findingLines(result),
     `broken: ${result.reason ?? "(no reason given)"}`,
     `counterexample:\n${result.counterexample ?? "(none)"}`,
     ...(replay === undefined ? [] : [`replay: ${replay}`]),

@@ -2,13 +2,16 @@
  * How an audit reads: a table for people, JSON for CI (JUnit and SARIF: report-formats.ts).
  *
  * Promises: one row per property (gate, property, verdict, runs, cases, time); under each failure, the rule,
- * the reason, the shrunk counterexample and the command that replays exactly that case; under a
+ * its consequence and the threat it needs (findings.ts), the reason, the shrunk counterexample and the
+ * command that replays exactly that case; under a
  * skipped property the exports it needs, under a not-applicable one why; a legend of the sandbox's
  * names when a counterexample uses them. Known limits are listed as
  * such and do not count as failures; conformance (the chapter's exact texts) is counted apart and
- * fails the run only when the audit was asked to (`--conformance`). Before the closing line, the cases
- * judged in all (a probe aimed at a tree is one case, a tree one run); the closing line has the form
- * `audit: N passed, N failed, N skipped` (then `, N not applicable` when there are any).
+ * fails the run only when the audit was asked to (`--conformance`). A guarantee's failure fails the run
+ * when its consequence, or one its run also showed, is in `--fail-on` (every escape always is); one
+ * that is not is `tolerated`, and said so. Before the closing line, the cases judged in all (a probe
+ * aimed at a tree is one case, a tree one run); the closing line has the form
+ * `audit: N passed, N failed, N skipped` (then `, N tolerated` and `, N not applicable` when there are any).
  * The JSON report (`JSON_SCHEMA_VERSION`) carries the tool's name and version, the summary counts
  * and every result with its replay command.
  */
@@ -18,6 +21,7 @@ import { VERSION } from "../version.js";
 import { namedTwins } from "../sandbox/root-twins.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
+import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
 import { type CallCount, addCalls } from "../operations/surface.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
@@ -35,6 +39,10 @@ export interface AuditReport {
   results: PropertyResult[];
   /** Conformance failures fail the run (`--conformance`). */
   conformance: boolean;
+  /** The consequences whose guarantee failures fail the run (`--fail-on`, the escapes always among them). */
+  failOn: readonly Consequence[];
+  /** The file every SARIF result points at (sarif.ts, `findingsFile`). */
+  location: string;
   /** Set when the run stopped before every property ran (Ctrl-C): what stopped it. */
   interrupted?: string;
   /** Every tool the target offers, attacked or not (coverage.ts); its verdict is the `coverage.tools` result. */
@@ -44,8 +52,10 @@ export interface AuditReport {
 export interface Summary {
   total: number;
   passed: number;
-  /** Failures that fail the run: guarantees, and conformance when asked. */
+  /** Failures that fail the run: guarantees whose consequence `--fail-on` names, and conformance when asked. */
   failed: number;
+  /** Guarantees that failed with a consequence `--fail-on` leaves out. */
+  tolerated: number;
   skipped: number;
   notApplicable: number;
   /** Known limits that failed, as the chapter's design does. */
@@ -63,9 +73,12 @@ export interface JsonReport {
   timeSeconds?: number;
   shard?: Shard;
   conformance: boolean;
+  failOn: readonly Consequence[];
   interrupted?: string;
   /** The module under audit, when the target is one (an MCP server has no file to point at). */
   module?: string;
+  /** The file every SARIF result points at. */
+  location: string;
   summary: Summary;
   /** Every tool the target offers: what it plays, which properties called it and how often, or why none did. */
   coverage: CoverageRow[];
@@ -80,7 +93,10 @@ export interface JsonReport {
     timeMs: number;
     /** Calls of each of the target's tools, by its own name. */
     calls: Record<string, number>;
-    consequence?: PropertyResult["consequence"];
+    consequence?: Consequence;
+    alsoSeen?: Consequence[];
+    threat?: Threat;
+    weaknesses?: Cwe[];
     counterexample?: string;
     reason?: string;
     missing?: string[];
@@ -111,17 +127,38 @@ export function replayCommand(prefix: ReplayPrefix, target: TargetWords, result:
   return [prefix, ...[...parts, ...target.slice(cut)].map(shellWord)].join(" ");
 }
 
-/** A result that fails the run: a broken guarantee, or a text that differs when conformance was asked for. */
-export function failsRun(result: Pick<PropertyResult, "status" | "kind">, conformance: boolean): boolean {
-  return result.status === "failed" && (result.kind === "guarantee" || (conformance && result.kind === "conformance"));
+/** What fails a run: the consequences of `--fail-on`, and differing texts with `--conformance`. */
+export interface VerdictRule {
+  conformance: boolean;
+  failOn: readonly Consequence[];
 }
 
-export function summarize(results: readonly Pick<PropertyResult, "status" | "kind">[], conformance: boolean): Summary {
-  const count = (predicate: (result: Pick<PropertyResult, "status" | "kind">) => boolean) => results.filter(predicate).length;
+/** The verdict without `--fail-on` or `--conformance`. */
+export const DEFAULT_VERDICT: VerdictRule = { conformance: false, failOn: DEFAULT_FAIL_ON };
+
+type Judged = Pick<PropertyResult, "status" | "kind" | "consequence" | "alsoSeen">;
+
+/**
+ * A result that fails the run: a broken guarantee that showed a consequence the rule names (one
+ * without a consequence always does), or a text that differs when conformance was asked for.
+ */
+export function failsRun(result: Judged, rule: VerdictRule): boolean {
+  if (result.status !== "failed") return false;
+  if (result.kind === "conformance") return rule.conformance;
+  if (result.kind === "limit") return false;
+  return [result.consequence, ...(result.alsoSeen ?? [])].some((consequence) => consequence === undefined || rule.failOn.includes(consequence));
+}
+
+/** A guarantee that failed with no consequence the rule names. */
+export const tolerated = (result: Judged, rule: VerdictRule): boolean => result.status === "failed" && result.kind === "guarantee" && !failsRun(result, rule);
+
+export function summarize(results: readonly Judged[], rule: VerdictRule): Summary {
+  const count = (predicate: (result: Judged) => boolean) => results.filter(predicate).length;
   return {
     total: results.length,
     passed: count((result) => result.status === "passed"),
-    failed: count((result) => failsRun(result, conformance)),
+    failed: count((result) => failsRun(result, rule)),
+    tolerated: count((result) => tolerated(result, rule)),
     skipped: count((result) => result.status === "skipped"),
     notApplicable: count((result) => result.status === "not-applicable"),
     knownLimits: count((result) => result.kind === "limit" && result.status === "failed"),
@@ -140,9 +177,11 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
     ...(report.timeSeconds === undefined ? {} : { timeSeconds: report.timeSeconds }),
     ...(report.shard === undefined ? {} : { shard: report.shard }),
     conformance: report.conformance,
+    failOn: report.failOn,
     ...(report.interrupted === undefined ? {} : { interrupted: report.interrupted }),
     ...(module === undefined ? {} : { module }),
-    summary: summarize(report.results, report.conformance),
+    location: report.location,
+    summary: summarize(report.results, report),
     coverage: report.coverage,
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, target, result);
@@ -157,6 +196,9 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         timeMs: result.timeMs,
         calls: result.calls,
         ...(result.consequence === undefined ? {} : { consequence: result.consequence }),
+        ...(result.alsoSeen === undefined ? {} : { alsoSeen: result.alsoSeen }),
+        ...(result.threat === undefined ? {} : { threat: result.threat }),
+        ...(result.weaknesses === undefined ? {} : { weaknesses: result.weaknesses }),
         ...(result.counterexample === undefined ? {} : { counterexample: result.counterexample }),
         ...(result.reason === undefined ? {} : { reason: result.reason }),
         ...(result.missing === undefined ? {} : { missing: result.missing }),
@@ -170,7 +212,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const budget = report.timeSeconds === undefined ? `--runs ${report.runs} (some properties scale it down)` : `${report.timeSeconds} s shared by the properties`;
   const shard = report.shard === undefined ? "" : `, shard ${report.shard.index}/${report.shard.count}`;
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${budget}${shard})`, ""];
-  const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report.conformance), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);
+  const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);
   const header = ["gate", "property", "verdict", "runs", "cases", "time"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const format = (row: string[]) => row.map((cell, column) => (column >= 3 ? cell.padStart(widths[column] as number) : cell.padEnd(widths[column] as number))).join("  ").trimEnd();
@@ -184,16 +226,18 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const ids = (predicate: (result: PropertyResult) => boolean) => report.results.filter(predicate).map((result) => result.id);
   const limits = ids((result) => result.kind === "limit" && result.status === "failed");
   const differs = ids((result) => result.kind === "conformance" && result.status === "failed");
-  const summary = summarize(report.results, report.conformance);
+  const allowed = ids((result) => tolerated(result, report));
+  const summary = summarize(report.results, report);
   lines.push("", ...renderCoverage(report.coverage));
   if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
   if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
+  if (allowed.length > 0) lines.push(`tolerated (--fail-on ${report.failOn.join(",")} leaves out their consequences): ${allowed.join(", ")}`);
   lines.push(judged(report.results));
   if (differs.length > 0)
     lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance"}`);
   lines.push(
-    `audit: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped${summary.notApplicable === 0 ? "" : `, ${summary.notApplicable} not applicable`}`,
+    `audit: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped${summary.tolerated === 0 ? "" : `, ${summary.tolerated} tolerated`}${summary.notApplicable === 0 ? "" : `, ${summary.notApplicable} not applicable`}`,
   );
   return `${lines.join("\n")}\n`;
 }
@@ -225,11 +269,12 @@ const SANDBOX_LEGEND = [
   "",
 ];
 
-function verdict(result: PropertyResult, conformance: boolean): string {
+function verdict(result: PropertyResult, rule: VerdictRule): string {
   if (result.status === "skipped") return "skipped";
   if (result.status === "not-applicable") return "not applicable";
   if (result.kind === "limit") return result.status === "failed" ? "known limit" : "passed (limit closed)";
-  if (result.kind === "conformance" && !conformance) return result.status === "failed" ? "differs" : "passed";
+  if (result.kind === "conformance" && !rule.conformance) return result.status === "failed" ? "differs" : "passed";
+  if (tolerated(result, rule)) return "tolerated";
   return result.status === "failed" ? "FAILED" : "passed";
 }
 
@@ -237,7 +282,7 @@ function failureDetail(result: PropertyResult, replay: string | undefined): stri
   const indent = (text: string) => text.split("\n").map((line) => `      ${line}`);
   return [
     `    rule: ${result.title}`,
-    ...(result.consequence === undefined ? [] : [`    consequence: ${result.consequence}`]),
+    ...findingLines(result).map((line) => `    ${line}`),
     `    broken: ${result.reason ?? "(no reason given)"}`.split("\n").join("\n      "),
     "    counterexample:",
     ...indent(result.counterexample ?? "(none)"),

@@ -12,7 +12,7 @@
  */
 import fc from "fast-check";
 import { type AuditProperty, type Gate, type PropertyKind, Violation, disposeSandboxes, settle } from "./property.js";
-import type { Consequence } from "../operations/catalog.js";
+import { type Consequence, type Cwe, type Threat, weaknessesOf } from "../findings/findings.js";
 import { type CallCount, addCalls, recordingCalls } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 
@@ -59,8 +59,17 @@ export interface PropertyResult {
   /** fast-check's path to the shrunk counterexample, for `--path` replays. */
   path?: string;
   missing?: string[];
-  /** What the failure means, where the broken rule says (operations/catalog.ts). */
+  /** What the failure costs (findings.ts): the broken rule's, or the property's own. */
   consequence?: Consequence;
+  /**
+   * Other consequences that failing cases of this run showed (the first failure, or one met while
+   * shrinking): the verdict counts them too, so a case shrunk to a lesser failure hides no escape.
+   */
+  alsoSeen?: Consequence[];
+  /** What an attacker needs for the counterexample. */
+  threat?: Threat;
+  /** The CWE weaknesses the failure shows: its consequence's, its threat's, the property's own. */
+  weaknesses?: Cwe[];
   /** Calls of each of the target's tools, by its own name, in the runs counted above: what the property attacked. */
   calls: Record<string, number>;
   /**
@@ -98,6 +107,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   let cases = 0;
   let shrinking = false;
   let targetTrouble: string | undefined;
+  const consequences = new Set<Consequence>();
+  const consequenceOf = (error: unknown) => (error instanceof Violation && error.consequence !== undefined ? error.consequence : property.consequence);
   const calls: CallCount = new Map();
   const once = async (value: T) => {
     if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
@@ -135,6 +146,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     const recorded = await recordingCalls(() => settle(judge(value)));
     if (!shrinking) addCalls(calls, recorded.calls);
     if (!recorded.answer.ok) {
+      consequences.add(consequenceOf(recorded.answer.error));
       if (!shrinking) cases += 1;
       shrinking = true;
       throw recorded.answer.error;
@@ -156,15 +168,36 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   if (!details.failed) return { ...common, status: "passed", ...counted };
   const [value] = details.counterexample ?? [];
   const { errorInstance } = details;
+  const consequence = consequenceOf(errorInstance);
+  const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
+  const threat = await threatNeeded(property, target, value, hung ? undefined : timeoutMs);
+  await disposeSandboxes({ keepIdle: options.keepSandboxes === true });
   return {
     ...common,
     status: "failed",
     ...counted,
     counterexample: value === undefined ? "(none)" : property.render(value),
     reason: describeFailure(errorInstance),
-    ...(errorInstance instanceof Violation && errorInstance.consequence !== undefined ? { consequence: errorInstance.consequence } : {}),
+    consequence,
+    ...(alsoSeen.length === 0 ? {} : { alsoSeen }),
+    threat,
+    weaknesses: weaknessesOf(consequence, threat, property.weaknesses),
     ...(details.counterexamplePath === null ? {} : { path: details.counterexamplePath }),
   };
+}
+
+/**
+ * What the counterexample needs: when it lays out links, the case without them is judged once more
+ * (unless the case hung, `timeoutMs` undefined: it would wait as long again), and one that still
+ * fails needed less.
+ */
+async function threatNeeded<T>(property: AuditProperty<T>, target: AuditTarget, value: T | undefined, timeoutMs: number | undefined): Promise<Threat> {
+  // Without a counterexample (fast-check gave up on skipped cases) nothing shows more than the input.
+  if (value === undefined) return "the model's input alone";
+  const linkless = property.withoutLinks?.(value);
+  if (linkless === undefined || timeoutMs === undefined) return property.threat(value);
+  const again = await settle(withTimeout(property.check(target, linkless), timeoutMs));
+  return !again.ok || again.value === TIMED_OUT ? property.threat(linkless) : property.threat(value);
 }
 
 const TIMED_OUT = Symbol("timed out");

@@ -8,6 +8,7 @@
  * every oracle states the rule it holds and the consequence a breach of it has, each once, here.
  * Does not promise: that a target's tool does what its operation says; the oracles find that out.
  */
+import type { Consequence } from "../findings/findings.js";
 
 /** What a tool does, as the audit attacks it. */
 export type OperationId = "read" | "readMany" | "write" | "edit" | "mkdir" | "list" | "tree" | "search" | "grep" | "stat" | "move" | "copy" | "delete";
@@ -23,9 +24,6 @@ export type OperationInput = Partial<Record<Exclude<Role, "paths">, string>> & {
 
 /** How the kit judges a call; each oracle looks at the answer, the disk, or both. */
 export type OracleId = "secretInAnswer" | "outsideRevealed" | "outsideChanged" | "secretImported" | "insideDestroyed" | "falseSuccess";
-
-/** What a breach means for the one who runs the tool: the consequence as observed. */
-export type Consequence = "outside read" | "outside revealed" | "outside changed" | "inside destroyed" | "unavailable";
 
 export interface Oracle {
   id: OracleId;

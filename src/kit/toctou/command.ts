@@ -6,8 +6,8 @@
  * Promises, beyond those of every CliCommand: all files live in one fresh temp directory made by
  * `createSandbox`, which is removed before `run` resolves: on success, on failure, and on Ctrl-C or
  * SIGTERM (the run stops after the tool call in flight, the racer is stopped first, and the answer is
- * 128 + the signal number). The report is printed, and with `--json` written, before the removal,
- * also when interrupted. Exit 1 means the boundary broke: content escaped or something changed outside
+ * 128 + the signal number). The report is printed, and with `--json` and `--sarif` written, before
+ * the removal, also when interrupted. Exit 1 means the boundary broke: content escaped or something changed outside
  * the workspace (as `audit` exits 1 when a property fails); 0 that neither was seen; 2 that the
  * demonstration could not run, that the racer made no swap (race ineffective), or, in deterministic
  * mode, could not place the attacker's move because no check was seen.
@@ -22,6 +22,8 @@ import { guardInterrupts } from "./interrupt.js";
 import { type RaceBudget, type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
+import { toctouSarif } from "./sarif.js";
+import { findingsFile } from "../findings/sarif.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 import type { Tool } from "../../gates/tool.js";
 import { type Surface, moduleSurface } from "../operations/surface.js";
@@ -86,6 +88,12 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
     if (plan.json !== undefined) {
       await writeFile(plan.json, `${JSON.stringify(report, null, 2)}\n`);
       narrate(`report written to ${plan.json}`);
+    }
+    if (plan.sarif !== undefined) {
+      const { target } = plan;
+      const location = findingsFile({ named: plan.sarifLocation, module: target.kind === "module" ? target.path : undefined, mapping: target.kind === "mcp" ? target.mapping : undefined });
+      await writeFile(plan.sarif, toctouSarif(report, location));
+      narrate(`SARIF written to ${plan.sarif}`);
     }
     return code;
   } catch (error) {

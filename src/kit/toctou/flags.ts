@@ -5,7 +5,7 @@
  * plan with every default filled in; anything else (an unknown flag or tool set, a missing value, a
  * positional argument, a budget that is not a positive number, a race-only flag in deterministic mode)
  * throws `UsageError` with a message that names the problem.
- * Does not promise: that the `--json` path is writable; that is found out when the report is written.
+ * Does not promise: that the `--json` or `--sarif` path is writable; that is found out when the report is written.
  */
 import { UsageError, parseCommandArgs } from "../cli-command.js";
 import type { RaceBudget } from "./race.js";
@@ -19,7 +19,7 @@ const MAX_SECONDS = 3_600;
 const WHOLE_NUMBER = { shape: /^\d+$/, name: "whole number" };
 const DECIMAL_NUMBER = { shape: /^\d+(\.\d+)?$/, name: "number" };
 
-export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--json FILE] [--svg FILE] [-- COMMAND...]
+export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--json FILE] [--sarif FILE [--sarif-location FILE]] [--svg FILE] [-- COMMAND...]
 
 Shows the window between the tools' path check and their use of the path: a directory inside the
 workspace is swapped for a symlink to a canary directory outside. The chapter's read and write follow
@@ -38,6 +38,9 @@ at the end (also on Ctrl-C).
   --attempts N          race only: stop after N tool calls (default ${DEFAULT_RACE_BUDGET.attempts})
   --seconds S           race only: stop after S seconds (default ${DEFAULT_RACE_BUDGET.seconds}, at most ${MAX_SECONDS})
   --json FILE           also write the report as JSON to FILE
+  --sarif FILE          also write SARIF 2.1.0 (GitHub code scanning): one result per escape
+  --sarif-location FILE the file every SARIF result points at (default: the --target module, else
+                        the --mapping file, else package.json of the working directory)
   --svg FILE            deterministic only: draw the run's check / swap / use timeline as SVG to FILE
   -h, --help            show this help
 
@@ -52,8 +55,17 @@ export type ToctouTarget = { kind: "tools"; name: string } | { kind: "module"; p
 
 export type ToctouPlan =
   | { help: true }
-  | { help: false; mode: "deterministic"; tools: string; target: ToctouTarget; json: string | undefined; svg: string | undefined }
-  | { help: false; mode: "race"; tools: string; target: ToctouTarget; json: string | undefined; budget: RaceBudget };
+  | ({ help: false; mode: "deterministic"; svg: string | undefined } & ToctouReports)
+  | ({ help: false; mode: "race"; budget: RaceBudget } & ToctouReports);
+
+/** What every mode attacks and the report files it writes. */
+interface ToctouReports {
+  tools: string;
+  target: ToctouTarget;
+  json: string | undefined;
+  sarif: string | undefined;
+  sarifLocation: string | undefined;
+}
 
 export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
   const { flags, command } = splitAtServerCommand(argv);
@@ -65,6 +77,8 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
       attempts: { type: "string" },
       seconds: { type: "string" },
       json: { type: "string" },
+      sarif: { type: "string" },
+      "sarif-location": { type: "string" },
       target: { type: "string" },
       mcp: { type: "boolean" },
       mapping: { type: "string" },
@@ -76,12 +90,14 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
   const target = toctouTarget(values, command);
   const tools = target.kind === "tools" ? target.name : target.kind === "module" ? target.path : `mcp: ${target.command.join(" ")}`;
   const mode = values.mode ?? (target.kind === "mcp" ? "race" : "deterministic");
+  if (values["sarif-location"] !== undefined && values.sarif === undefined) throw new UsageError("--sarif-location says where SARIF results point: give it with --sarif");
+  const reports: ToctouReports = { tools, target, json: values.json, sarif: values.sarif, sarifLocation: values["sarif-location"] };
   if (mode === "deterministic") {
     if (target.kind === "mcp")
       throw new UsageError("--mode deterministic is not applicable over MCP: the fs trap cannot place a move inside another process; use --mode race");
     if (values.attempts !== undefined || values.seconds !== undefined)
       throw new UsageError("--attempts and --seconds bound a race; they apply to --mode race only");
-    return { help: false, mode, tools, target, json: values.json, svg: values.svg };
+    return { help: false, mode, svg: values.svg, ...reports };
   }
   if (mode !== "race") throw new UsageError(`unknown mode "${mode}"; use deterministic or race`);
   if (values.svg !== undefined) throw new UsageError("--svg draws the timeline of one check and one swap; it applies to --mode deterministic only");
@@ -89,7 +105,7 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
     attempts: values.attempts === undefined ? DEFAULT_RACE_BUDGET.attempts : positive("--attempts", values.attempts, WHOLE_NUMBER, MAX_ATTEMPTS),
     seconds: values.seconds === undefined ? DEFAULT_RACE_BUDGET.seconds : positive("--seconds", values.seconds, DECIMAL_NUMBER, MAX_SECONDS),
   };
-  return { help: false, mode, tools, target, json: values.json, budget };
+  return { help: false, mode, budget, ...reports };
 }
 
 function toctouTarget(

@@ -45,7 +45,7 @@ import { type Arena, type Occupant, TARGET_FILE, prepareArena } from "./arena.js
 import { type Racer, type RacerStats, startRacer } from "./racer.js";
 import type { ToolResult } from "../../gates/tool.js";
 import { type SideEffects, sideEffectsOf } from "./side-effects.js";
-import { type OperationId, type OperationInput, operation as catalogued } from "../operations/catalog.js";
+import { type OperationId, type OperationInput, type OracleId, operation as catalogued } from "../operations/catalog.js";
 import type { OperationTool, Surface } from "../operations/surface.js";
 import { ESCAPE_MESSAGE } from "../../gates/messages.js";
 
@@ -208,6 +208,22 @@ const OPERATIONS: Record<RaceOperation, RaceCall> = {
 /** The catalogue's operation a race operation calls a tool for: `write` for a new file and an overwrite alike. */
 export function raceOperationTool(operation: RaceOperation): OperationId {
   return OPERATIONS[operation].operation;
+}
+
+/** The catalogue's oracle each kind of evidence shows broken: its consequence is what an escape cost. */
+const BREACHED: Record<Evidence["kind"], OracleId> = {
+  "secret answered": "secretInAnswer",
+  "canary named": "outsideRevealed",
+  landed: "outsideChanged",
+  made: "outsideChanged",
+  // The canary left outside/ (the race puts it back): worse than its content coming in.
+  "canary taken": "outsideChanged",
+  "canary removed": "outsideChanged",
+};
+
+/** The oracle an escape of this race operation broke, by its evidence. */
+export function raceEscapeOracle(operation: RaceOperation): OracleId {
+  return BREACHED[OPERATIONS[operation].evidence.kind];
 }
 
 /** The input of attempt `n`: the path through the contested name, and what the operation needs besides. */

@@ -176,6 +176,8 @@ export const agentProtocol: AuditProperty<ProtocolCase> = {
   kind: "guarantee",
   title: "every call gets exactly one tool message with its id, in order; unknown tools are refused; maxTurns holds",
   needs: [],
+  consequence: "hardening broken",
+  threat: () => "the model's input alone",
   notApplicable: withoutRunAgent,
   budgetScale: 0.5,
   arbitrary: fc.record({
@@ -256,6 +258,8 @@ export const agentAbort: AuditProperty<AbortCase> = {
   kind: "guarantee",
   title: "once the signal aborts, no call that had not started runs, and the loop ends",
   needs: [],
+  consequence: "hardening broken",
+  threat: () => "the model's input alone",
   notApplicable: withoutRunAgent,
   arbitrary: abortCase,
   render: ({ calls, at }) =>

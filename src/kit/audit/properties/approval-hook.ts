@@ -48,6 +48,8 @@ export const approvalRefused: AuditProperty<AnsweredCall[][]> = {
   kind: "guarantee",
   title: "a call whose approval is anything but exactly { approved: true, input? } never runs and gets one error message",
   needs: [],
+  consequence: "approval bypassed",
+  threat: () => "the model's input alone",
   notApplicable: withoutRunAgent,
   arbitrary: turns({ call: fc.record({ name: knownName, aim: knownName, answer: hookAnswer() }), maxTurns: 2, maxCalls: 3 }),
   render: (value) => renderTurns(numbered(value), (call) => `, hook answers ${renderAnswer(call.spec.answer)}`),
@@ -70,7 +72,7 @@ export const approvalRefused: AuditProperty<AnsweredCall[][]> = {
       requireTranscript(outcome.value.messages);
       for (const call of refused) {
         const message = toolMessageOf(outcome.value.messages, call.call.id);
-        if (message !== undefined && !message.isError) violation(`call ${call.call.id} was refused (${renderAnswer(call.spec.answer)}) but its tool message is no error: ${message.content}`);
+        if (message !== undefined && !message.isError) violation(`call ${call.call.id} was refused (${renderAnswer(call.spec.answer)}) but its tool message is no error: ${message.content}`, "hardening broken");
       }
     });
   },
@@ -85,6 +87,8 @@ export const approvalBashDefault: AuditProperty<CallSpec[][]> = {
   kind: "guarantee",
   title: "with no hook, no call reaches the bash tool, whatever the spelling of its name",
   needs: [],
+  consequence: "approval bypassed",
+  threat: () => "the model's input alone",
   notApplicable: withoutRunAgent,
   arbitrary: turns({ call: fc.record({ name: bashName, aim: fc.constant("bash" as const) }), maxTurns: 2, maxCalls: 4 }),
   render: (value) => renderTurns(numbered(value)),
@@ -111,6 +115,8 @@ export const approvalOrdering: AuditProperty<OrderingCase> = {
   kind: "guarantee",
   title: "whatever order hooks and tools settle in, a tool runs only after its own call's approval",
   needs: [],
+  consequence: "approval bypassed",
+  threat: () => "the model's input alone",
   notApplicable: withoutRunAgent,
   arbitrary: fc.record({
     calls: turns({ call: fc.record({ name: knownName, aim: knownName, approve: fc.boolean() }), maxTurns: 2, minCalls: 2, maxCalls: 4 }),
@@ -170,6 +176,8 @@ export const approvalInput: AuditProperty<(CallSpec & { replacement: Replacement
   kind: "guarantee",
   title: "the tool gets the approved input, and a hook's replacement still passes the tool's gates",
   needs: [],
+  consequence: "approval bypassed",
+  threat: () => "the model's input alone",
   notApplicable: withoutRunAgent,
   arbitrary: turns({
     call: fc.record({
@@ -198,7 +206,7 @@ export const approvalInput: AuditProperty<(CallSpec & { replacement: Replacement
         const want = JSON.stringify(expected.get(call.call.id));
         if (got.length !== 1 || got[0] !== want) violation(`call ${call.call.id}: the tool should get ${want} once, got ${got.join(" and ") || "nothing"}`);
         const escapes = call.spec.replacement !== "none" && call.spec.replacement !== "inside";
-        if (escapes && toolMessageOf(run.messages, call.call.id)?.isError !== true) violation(`call ${call.call.id}: the replacement ${want} leaves the workspace, yet the call did not fail`);
+        if (escapes && toolMessageOf(run.messages, call.call.id)?.isError !== true) violation(`call ${call.call.id}: the replacement ${want} leaves the workspace, yet the call did not fail`, "hardening broken");
       }
     });
   },

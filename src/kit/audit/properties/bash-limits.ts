@@ -76,6 +76,8 @@ export const bashLimitsOutput: AuditProperty<OutputCase> = {
   kind: "guarantee",
   title: "an output flood is stopped at 64 KiB per stream, and output over 64 KiB is cut, saying how much",
   needs: ["createWorkspaceTools"],
+  consequence: "unavailable",
+  threat: () => "the model's input alone",
   budgetScale: 0.4,
   arbitrary: outputCase,
   render: (value) => `bash ${JSON.stringify(commandFor(value))}`,
@@ -86,14 +88,14 @@ export const bashLimitsOutput: AuditProperty<OutputCase> = {
       if (content.length > OUTPUT_LIMIT + ANSWER_SLACK) violation(`answered ${content.length} characters, over 64 KiB and a line`);
       if (value.kind === "together") {
         const dropped = value.stdoutBytes + value.stderrBytes - OUTPUT_LIMIT;
-        if (!content.includes(String(dropped))) violation(`cut ${value.stdoutBytes + value.stderrBytes} characters of output without saying that ${dropped} were dropped`);
+        if (!content.includes(String(dropped))) violation(`cut ${value.stdoutBytes + value.stderrBytes} characters of output without saying that ${dropped} were dropped`, "hardening broken");
         return;
       }
       if (result.isError !== true) violation(`a ${value.bytes}-byte flood on ${value.streams.join(" then ")} was answered as a success`);
       const rule = content.split("\n", 1)[0] ?? "";
       const named = namedStreams(value);
       if (!/65536|64 ?KiB/i.test(rule) || !named.some((stream) => rule.includes(stream)))
-        violation(`the answer's first line does not name the limit (65536 bytes) and the stream that flooded (${named.join(" or ")}): ${JSON.stringify(rule.slice(0, 200))}`);
+        violation(`the answer's first line does not name the limit (65536 bytes) and the stream that flooded (${named.join(" or ")}): ${JSON.stringify(rule.slice(0, 200))}`, "hardening broken");
     });
   },
 };
@@ -104,6 +106,8 @@ export const bashLimitsTimeout: AuditProperty<null> = {
   kind: "guarantee",
   title: "a command that outlives 10 s is stopped, with the timeout named (one case, 10 s)",
   needs: ["createWorkspaceTools"],
+  consequence: "unavailable",
+  threat: () => "the model's input alone",
   maxRuns: 1,
   arbitrary: fc.constant(null),
   render: () => `bash "exec sleep ${(2 * TIMEOUT_MS) / 1000}"`,
@@ -122,7 +126,7 @@ export const bashLimitsTimeout: AuditProperty<null> = {
         violation(`no answer ${(TIMEOUT_MS + TIMEOUT_GRACE_MS) / 1000} s after the start of a command that outlives 10 s: it was not stopped`);
       }
       if (result.isError !== true) violation(`answered a command that outlived the timeout as a success: ${JSON.stringify(result)}`);
-      if (!/time ?out|timed out/i.test(String(result.content))) violation(`the answer does not name the timeout: ${JSON.stringify(String(result.content).slice(0, 200))}`);
+      if (!/time ?out|timed out/i.test(String(result.content))) violation(`the answer does not name the timeout: ${JSON.stringify(String(result.content).slice(0, 200))}`, "hardening broken");
     });
   },
 };

@@ -30,8 +30,9 @@ import {
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
 import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
-import { type Tree, materialize, renderTree } from "../../sandbox/tree.js";
+import { type Tree, type TreeEntry, materialize, renderTree } from "../../sandbox/tree.js";
 import type { AuditTarget } from "../../operations/target.js";
+import type { Threat } from "../../findings/findings.js";
 
 export interface ContainmentCase<P = Probe> {
   root: WorkspaceRoot;
@@ -43,6 +44,16 @@ export interface ContainmentCase<P = Probe> {
 /** Cases of a tree and probes aimed at it, under a root of any name and spelling. */
 export function containmentCases(generic: fc.Arbitrary<Candidate>, constraints: ProbeConstraints = {}): fc.Arbitrary<ContainmentCase> {
   return fc.tuple(workspaceRoot(), treeWithProbes(generic, constraints)).map(([root, aimed]) => ({ root, ...aimed }));
+}
+
+const isLink = (entry: TreeEntry) => entry.kind === "symlink" || entry.kind === "hardlink";
+
+/** What a case on `tree` needs: a link inside the workspace when the tree lays one out, else only the input. */
+export const treeThreat = (tree: Tree): Threat => (tree.some(isLink) ? "a link inside the workspace" : "the model's input alone");
+
+/** The case on its tree without links, when it has any (`AuditProperty.withoutLinks`). */
+export function withoutLinks<C extends { tree: Tree }>(value: C): C | undefined {
+  return value.tree.some(isLink) ? { ...value, tree: value.tree.filter((entry) => !isLink(entry)) } : undefined;
 }
 
 /** A tree's probes are its cases: the tree is laid out, and its canaries compared, once for them all. */
@@ -80,6 +91,10 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   kind: "guarantee",
   title: "an accepted path names something inside the real root",
   needs: ["workspacePath"],
+  consequence: "hardening broken",
+  threat: (value) => treeThreat(value.tree),
+  withoutLinks,
+  weaknesses: ["CWE-22"],
   arbitrary: containmentCases(candidate()),
   casesIn: probeCount,
   render: (value) => renderCase(value),
@@ -112,6 +127,9 @@ export const containmentLossyName: AuditProperty<LossyCase> = {
   kind: "guarantee",
   title: "a link to a name that decodes to the root's own neither leaks nor receives a file",
   needs: ["createWorkspaceTools"],
+  consequence: "hardening broken",
+  threat: () => "a link inside the workspace",
+  weaknesses: ["CWE-176"],
   arbitrary: fc.record({
     operation: fc.constantFrom("read" as const, "write" as const),
     link: fc.constantFrom("relative" as const, "absolute" as const),
@@ -129,7 +147,7 @@ export const containmentLossyName: AuditProperty<LossyCase> = {
         const tools = toolsOf(target, box.root);
         const path = `lnk/${leaf}`;
         const result = operation === "read" ? await execute(tools.read, { path }) : await execute(tools.write, { path, content: `through ${basename(box.root)}` });
-        if (String(result.content).includes(SECRET)) violation("read returned the file of the twin whose raw name decodes to the root's");
+        if (String(result.content).includes(SECRET)) violation("read returned the file of the twin whose raw name decodes to the root's", "secretInAnswer");
       },
       { rootName: LOSSY_ROOT },
     );

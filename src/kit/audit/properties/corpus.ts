@@ -30,19 +30,19 @@ function acceptableTreeVerdicts(row: TreeRow, rootReal: string): Set<string> {
   return new Set([...(upstream.accepts ? (landsInside ? [`accepted ${upstream.lands}`] : []) : ["refused"]), ...kit.map((answer) => verdictOf(answer.outcome))]);
 }
 
-/** Why `row` fails against `target`, or undefined when its answer is one upstream or the kit gives. */
-async function failureOf(target: AuditTarget, row: CorpusRow): Promise<string | undefined> {
+/** Why `row` fails against `target` and whether its call changed the outside, or undefined when its answer is one upstream or the kit gives. */
+async function failureOf(target: AuditTarget, row: CorpusRow): Promise<{ why: string; changedOutside?: true } | undefined> {
   if (row.kind === "lexical") {
     const answer = lexicalAnswer(row, target.isInside!);
-    return answer === row.upstream || answer === row.kit ? undefined : `isInside answered ${String(answer)}; upstream and the kit answer ${String(row.upstream)}`;
+    return answer === row.upstream || answer === row.kit ? undefined : { why: `isInside answered ${String(answer)}; upstream and the kit answer ${String(row.upstream)}` };
   }
   const createTools = (root: string): Tool[] =>
     Object.values(toolsOf(target, root)).map((tool) => ({ spec: tool.spec, execute: (input: unknown) => execute(tool, input) }));
   const replay = await inSandbox((box) => replayTree(row, box, createTools));
-  if (replay.outsideRoot.length > 0) return `${row.tool} changed ${replay.outsideRoot.join(", ")}, outside the tools' root`;
+  if (replay.outsideRoot.length > 0) return { why: `${row.tool} changed ${replay.outsideRoot.join(", ")}, outside the tools' root`, changedOutside: true };
   const verdict = verdictOf(replay.outcome);
   const acceptable = acceptableTreeVerdicts(row, replay.rootReal);
-  return acceptable.has(verdict) ? undefined : `${row.tool} ${JSON.stringify(row.path)} ${verdict}; upstream or the kit: ${[...acceptable].join(" or ")}`;
+  return acceptable.has(verdict) ? undefined : { why: `${row.tool} ${JSON.stringify(row.path)} ${verdict}; upstream or the kit: ${[...acceptable].join(" or ")}` };
 }
 
 function corpusProperty(corpus: Corpus, title: string, needs: AuditProperty["needs"]): AuditProperty<null> {
@@ -52,20 +52,27 @@ function corpusProperty(corpus: Corpus, title: string, needs: AuditProperty["nee
     kind: "guarantee",
     title,
     needs,
+    consequence: "hardening broken",
+    // The tables' trees are made of the links their authors found hard.
+    threat: () => "a link inside the workspace",
     maxRuns: 1,
     arbitrary: fc.constant(null),
     render: () => `every row of ${corpus.owner} table, in order`,
     async check(target) {
       const failures = new Map<string, string[]>();
+      let changedOutside = false;
       for (const row of corpus.rows) {
-        const why = await failureOf(target, row);
-        if (why !== undefined) failures.set(row.source.file, [...(failures.get(row.source.file) ?? []), `fails ${describeRow(corpus, row)}: ${why}`]);
+        const failure = await failureOf(target, row);
+        if (failure === undefined) continue;
+        changedOutside ||= failure.changedOutside === true;
+        failures.set(row.source.file, [...(failures.get(row.source.file) ?? []), `fails ${describeRow(corpus, row)}: ${failure.why}`]);
       }
       const count = [...failures.values()].reduce((sum, lines) => sum + lines.length, 0);
       const shown = [...failures].flatMap(([file, lines]) =>
         lines.length > SHOWN_PER_FILE ? [...lines.slice(0, SHOWN_PER_FILE), `… and ${lines.length - SHOWN_PER_FILE} more rows of ${file}`] : lines,
       );
-      if (count > 0) violation(`${count} of ${corpus.rows.length} rows:\n  ${shown.join("\n  ")}`);
+      // A row whose call changed the outside makes the whole failure that; any other breaks a hardening rule.
+      if (count > 0) violation(`${count} of ${corpus.rows.length} rows:\n  ${shown.join("\n  ")}`, changedOutside ? "outsideChanged" : undefined);
     },
   };
 }

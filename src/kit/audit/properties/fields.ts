@@ -134,6 +134,9 @@ export const fieldsTools: AuditProperty<FieldsCase> = {
   kind: "guarantee",
   title: "any input is answered; a field that is not a string is refused (isError) and nothing is done with it",
   needs: ["createWorkspaceTools"],
+  consequence: "hardening broken",
+  threat: () => "the model's input alone",
+  weaknesses: ["CWE-20"],
   arbitrary: fieldsCase,
   casesIn: inputCount,
   render: renderFieldsCase,
@@ -162,6 +165,8 @@ export const conformanceFields: AuditProperty<FieldsCase> = {
   kind: "conformance",
   title: "invalid input is refused with the chapter's exact text, and only invalid input",
   needs: ["createWorkspaceTools"],
+  consequence: "wording differs",
+  threat: () => "the model's input alone",
   arbitrary: fieldsCase,
   casesIn: inputCount,
   render: renderFieldsCase,
@@ -191,6 +196,8 @@ export const fieldsRootFromInput: AuditProperty<RootFromInputCase> = {
   kind: "guarantee",
   title: "a root or working directory named in the input is ignored",
   needs: ["createWorkspaceTools"],
+  consequence: "hardening broken",
+  threat: () => "the model's input alone",
   arbitrary: fc.record({
     tool: toolName,
     fields: fc.subarray([...ROOT_FIELDS], { minLength: 1 }),
@@ -204,7 +211,7 @@ export const fieldsRootFromInput: AuditProperty<RootFromInputCase> = {
       const tools = toolsOf(target, box.root);
       const input = { read: { path: "secret.txt" }, write: { path: "secret.txt", content: "from the input root" }, bash: { command: "pwd -P" } }[tool];
       const result = await execute(tools[tool], { ...input, ...extra });
-      if (String(result.content).includes(SECRET)) violation(`read the canary through an input root: ${String(result.content)}`);
+      if (String(result.content).includes(SECRET)) violation(`read the canary through an input root: ${String(result.content)}`, "secretInAnswer");
       if (tool === "bash" && result.isError !== true && result.content !== `${box.root}\n`)
         violation(`bash ran in ${String(result.content).trim()}, not in the workspace root`);
     });
@@ -222,6 +229,9 @@ export const fieldsNulBytes: AuditProperty<NulCase> = {
   kind: "guarantee",
   title: "a path with a NUL byte is refused, whatever follows the NUL",
   needs: ["createWorkspaceTools"],
+  consequence: "hardening broken",
+  threat: () => "the model's input alone",
+  weaknesses: ["CWE-158"],
   arbitrary: fc.record({ tool: fc.constantFrom("read" as const, "write" as const), path: nulCandidate() }),
   render: ({ tool, path }) => `${tool} ${JSON.stringify(path)}`,
   async check(target, { tool, path }) {

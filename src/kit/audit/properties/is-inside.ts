@@ -71,6 +71,9 @@ function isInsideProperty(flavour: "posix" | "win32"): AuditProperty<PathPair> {
     kind: "guarantee",
     title: `isInside agrees with a component-wise reference under path.${flavour}`,
     needs: ["isInside"],
+    consequence: "hardening broken",
+    threat: () => "the model's input alone",
+    weaknesses: ["CWE-22"],
     arbitrary: flavour === "posix" ? posixPair : win32Pair,
     render: ({ root, path }) => `isInside(${JSON.stringify(root)}, ${JSON.stringify(path)}, path.${flavour})`,
     async check(target, { root, path }) {

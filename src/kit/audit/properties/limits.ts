@@ -24,6 +24,8 @@ export const limitsHardlink: AuditProperty<HardlinkCase> = {
   kind: "limit",
   title: "a hardlink to an outside file neither leaks it nor changes it",
   needs: ["createWorkspaceTools"],
+  consequence: "outside read",
+  threat: () => "a link inside the workspace",
   arbitrary: fc.record({
     tree: fsTree(),
     link: hardlinkToOutside(),
@@ -37,7 +39,7 @@ export const limitsHardlink: AuditProperty<HardlinkCase> = {
       const path = link.at.join("/");
       const result =
         operation === "read" ? await execute(tools.read, { path }) : await execute(tools.write, { path, content: "overwritten through a hardlink" });
-      if (String(result.content).includes(SECRET)) violation(`read returned the outside file through the hardlink ${path}`);
+      if (String(result.content).includes(SECRET)) violation(`read returned the outside file through the hardlink ${path}`, "secretInAnswer");
     });
   },
 };

@@ -38,7 +38,7 @@ import {
 } from "../arbitraries/index.js";
 import { type AuditProperty, answered, inFlight, portable, violation } from "../property.js";
 import { showDifference } from "../show.js";
-import { type ContainmentCase, findFile, holds, inCaseSandbox, probeCount, renderCaseWith } from "./containment.js";
+import { type ContainmentCase, findFile, holds, inCaseSandbox, probeCount, renderCaseWith, treeThreat, withoutLinks } from "./containment.js";
 import { ORACLES, OPERATIONS, type Operation, type OperationId, type OperationInput, containmentId } from "../../operations/catalog.js";
 import type { OperationTool } from "../../operations/surface.js";
 import { offeredTools, surfaceOf } from "../../operations/target.js";
@@ -210,6 +210,10 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
     kind: "guarantee",
     title: titleOf(operation),
     needs: ["createWorkspaceTools"],
+    // Every oracle names its consequence; what is left (a tool that throws) breaks a hardening rule.
+    consequence: "hardening broken",
+    threat: (value) => treeThreat(value.tree),
+    withoutLinks,
     notApplicable: (target) =>
       offeredTools(target).some((tool) => tool.classification.kind === "operation" && tool.classification.operation === operation.id)
         ? undefined

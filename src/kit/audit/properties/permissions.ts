@@ -73,6 +73,8 @@ export const faultsPermissions: AuditProperty<PermissionCase> = {
   kind: "guarantee",
   title: "a directory the process may not search, halfway down the path, is EACCES, never missing or allowed",
   needs: ["workspacePath"],
+  consequence: "hardening broken",
+  threat: () => "a concurrent process",
   notApplicable: memfsMissing,
   arbitrary: permissionCase,
   render: (value) =>

@@ -7,7 +7,7 @@
 import { candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { predictWorkspacePath, scanModel } from "../model-resolver.js";
 import { type AuditProperty, settle, violation } from "../property.js";
-import { type ContainmentCase, containmentCases, inCaseSandbox, probeCount, renderCase } from "./containment.js";
+import { type ContainmentCase, containmentCases, inCaseSandbox, probeCount, renderCase, treeThreat, withoutLinks } from "./containment.js";
 
 export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   id: "precision.workspacePath",
@@ -15,6 +15,9 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   kind: "guarantee",
   title: "workspacePath accepts exactly what the model resolver accepts, at the same path",
   needs: ["workspacePath"],
+  consequence: "hardening broken",
+  threat: (value) => treeThreat(value.tree),
+  withoutLinks,
   arbitrary: containmentCases(modelledCandidate()),
   casesIn: probeCount,
   render: (value) => renderCase(value),

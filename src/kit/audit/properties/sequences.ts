@@ -89,15 +89,15 @@ class StepCommand implements fc.AsyncCommand<object, World> {
     const { step } = this;
     if (step.kind === "read") {
       const result = await execute(world.tools.read, { path: candidateText(world.box, step.candidate) });
-      if (String(result.content).includes(SECRET)) violation(`step ${world.step}: read returned canary content`);
+      if (String(result.content).includes(SECRET)) violation(`step ${world.step}: read returned canary content`, "secretInAnswer");
     } else if (step.kind === "write") {
       const content = `sequence write ${world.step}`;
       const result = await execute(world.tools.write, { path: candidateText(world.box, step.candidate), content });
       if (result.isError !== true && !(await containsFileWith(world.box.root, content)))
-        violation(`step ${world.step}: write reported success but its content is nowhere inside the workspace`);
+        violation(`step ${world.step}: write reported success but its content is nowhere inside the workspace`, "falseSuccess");
     }
     const changes = await world.box.canaryChanges();
-    if (changes.length > 0) violation(`step ${world.step} (${describeStep(step)}) changed outside: ${changes.join(", ")}`);
+    if (changes.length > 0) violation(`step ${world.step} (${describeStep(step)}) changed outside: ${changes.join(", ")}`, "outsideChanged");
   }
   toString() {
     return describeStep(this.step);
@@ -127,6 +127,9 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
   kind: "guarantee",
   title: "links, renames and replacements made by bash never let read or write escape",
   needs: ["createWorkspaceTools"],
+  consequence: "hardening broken",
+  // Its escapes go through the links its bash steps make (or its tree lays out).
+  threat: () => "a link inside the workspace",
   budgetScale: 0.3,
   arbitrary: fc.record({
     tree: fsTree(),
@@ -163,6 +166,8 @@ export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
   kind: "guarantee",
   title: "a root swapped for a symlink after the tools were created does not move the boundary",
   needs: ["createWorkspaceTools"],
+  consequence: "hardening broken",
+  threat: () => "the root replaced",
   arbitrary: fc.record({
     swap: fc.constantFrom("renameThenLink" as const, "removeThenLink" as const),
     to: neighbourArea(),

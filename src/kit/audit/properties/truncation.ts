@@ -58,6 +58,8 @@ export const truncationRead: AuditProperty<TruncationCase> = {
   kind: "guarantee",
   title: "read keeps the first and last 8 000 characters and says how many it dropped",
   needs: ["createWorkspaceTools"],
+  consequence: "hardening broken",
+  threat: () => "the model's input alone",
   arbitrary: fc.record({ length, alphabet }),
   render,
   async check(target, value) {
@@ -87,6 +89,8 @@ export const conformanceTruncation: AuditProperty<TruncationCase> = {
   kind: "conformance",
   title: "a cut read carries the chapter's exact marker line between head and tail",
   needs: ["createWorkspaceTools"],
+  consequence: "wording differs",
+  threat: () => "the model's input alone",
   arbitrary: fc.record({ length: fc.integer({ min: 16_001, max: 40_000 }), alphabet }),
   render,
   async check(target, value) {

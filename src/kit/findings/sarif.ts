@@ -1,0 +1,127 @@
+/**
+ * The SARIF 2.1.0 log every command of the kit writes for GitHub code scanning, and the file its
+ * results point at.
+ *
+ * Promises: the log passes the SARIF Multitool's `validate --rule-kind "Sarif;Gh"` with no error
+ * (test/support/ci-reports.ts): every rule has a short and a full description and help; every result
+ * has a message, a location (a file and its first line) and a fingerprint that two runs of the same
+ * finding share (the target, the rule and the consequence; not the counterexample, which another seed
+ * shrinks otherwise); a rule whose result has a consequence of a weakness carries its
+ * `security-severity` and its CWE tags, as code scanning ranks alerts by them. A location under the
+ * working directory is written relative to it; one elsewhere as a `file:` URI, with the working
+ * directory as the checkout path.
+ */
+import { createHash } from "node:crypto";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+import { CONSEQUENCES, type Consequence, type Cwe, type Threat } from "./findings.js";
+import { VERSION } from "../version.js";
+
+export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
+
+const INFORMATION_URI = "https://www.npmjs.com/package/workspace-gates";
+
+/** Where results point when nothing else names a file: the package of the directory the command ran in. */
+export const FALLBACK_LOCATION = "package.json";
+
+/**
+ * The file every result points at, the first there is of: the file the user names
+ * (`--sarif-location`), the module under audit, the MCP mapping file, `package.json` of the working
+ * directory. A result needs one: code scanning refuses a result without a location.
+ */
+export function findingsFile({ named, module, mapping }: { named?: string | undefined; module?: string | undefined; mapping?: string | undefined }, cwd = process.cwd()): string {
+  const file = named ?? module ?? mapping ?? FALLBACK_LOCATION;
+  const inside = relative(cwd, resolve(cwd, file));
+  const outside = inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside);
+  const path = outside ? resolve(cwd, file) : inside;
+  return path.split(sep).join("/");
+}
+
+export interface SarifRule {
+  id: string;
+  name: string;
+  title: string;
+  description: string;
+  help: string;
+  tags: readonly string[];
+  /** The consequence and weaknesses of this run's result of the rule, which rank it. */
+  finding?: { consequence: Consequence; weaknesses: readonly Cwe[] };
+}
+
+export interface SarifResult {
+  ruleId: string;
+  level: "error" | "warning" | "note";
+  message: string;
+  consequence: Consequence;
+  threat: Threat;
+  weaknesses: readonly Cwe[];
+  /** The target as the command names it: with the rule and the consequence, what makes a finding the same. */
+  target: string;
+  properties: Record<string, unknown>;
+}
+
+export interface SarifRun {
+  rules: readonly SarifRule[];
+  results: readonly SarifResult[];
+  /** As `findingsFile` answers it. */
+  location: string;
+  executionSuccessful: boolean;
+  /** The run's property bag: what a reader of the results should see beside them (the audit's coverage). */
+  properties?: Record<string, unknown>;
+}
+
+/** The tag code scanning shows a CWE by, as CodeQL writes it: `external/cwe/cwe-022`. */
+export function cweTag(cwe: Cwe): string {
+  return `external/cwe/cwe-${cwe.slice("CWE-".length).padStart(3, "0")}`;
+}
+
+/** The fingerprint two runs of one finding share. */
+export function findingFingerprint(target: string, ruleId: string, consequence: Consequence): string {
+  return createHash("sha256").update(JSON.stringify([target, ruleId, consequence])).digest("hex").slice(0, 32);
+}
+
+export function toSarifLog(run: SarifRun, cwd = process.cwd()): string {
+  const absolute = isAbsolute(run.location);
+  const physicalLocation = {
+    artifactLocation: { uri: absolute ? pathToFileURL(run.location).href : run.location.split("/").map(encodeURIComponent).join("/") },
+    region: { startLine: 1 },
+  };
+  const rules = run.rules.map((rule) => {
+    const severity = rule.finding === undefined ? undefined : CONSEQUENCES[rule.finding.consequence].securitySeverity;
+    return {
+      id: rule.id,
+      name: rule.name,
+      shortDescription: { text: rule.title },
+      fullDescription: { text: rule.description },
+      help: { text: rule.help },
+      helpUri: INFORMATION_URI,
+      properties: {
+        tags: [...(severity === undefined ? [] : ["security"]), ...(rule.finding?.weaknesses ?? []).map(cweTag), ...rule.tags],
+        ...(severity === undefined ? {} : { "security-severity": severity.toFixed(1) }),
+      },
+    };
+  });
+  const results = run.results.map((result) => ({
+    ruleId: result.ruleId,
+    ruleIndex: run.rules.findIndex((rule) => rule.id === result.ruleId),
+    level: result.level,
+    message: { text: result.message },
+    locations: [{ physicalLocation }],
+    partialFingerprints: { "workspaceGatesFinding/v1": findingFingerprint(result.target, result.ruleId, result.consequence) },
+    properties: { consequence: result.consequence, threat: result.threat, weaknesses: result.weaknesses, ...result.properties },
+  }));
+  const log = {
+    $schema: SARIF_SCHEMA,
+    version: "2.1.0",
+    runs: [
+      {
+        tool: { driver: { name: "workspace-gates", version: VERSION, informationUri: INFORMATION_URI, rules } },
+        // A location outside the working directory is an absolute URI: code scanning finds the checkout here.
+        invocations: [{ executionSuccessful: run.executionSuccessful, ...(absolute ? { workingDirectory: { uri: pathToFileURL(`${cwd}/`).href } } : {}) }],
+        results,
+        ...(run.properties === undefined ? {} : { properties: run.properties }),
+      },
+    ],
+  };
+  return `${JSON.stringify(log, null, 2)}\n`;
+}
