@@ -49,6 +49,7 @@ export const CHEAPEST_FIRST = [
   "arbitraries-doc",
   "mcp",
   "audit-reports",
+  "coverage",
   "audit-conformance",
   "audit-run",
   "audit-shard",

@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- --json FILE] [--docs] [--only SECTION,...]`: what each gate costs next to the bare
- * call. `--docs` writes the figures to docs/bench.json and the table of docs/bench.md from them.
+ * `npm run bench [-- --json FILE] [--docs] [--only SECTION,...] [--registry]`: what each gate costs next
+ * to the bare call. `--docs` writes the figures to docs/bench.json and the table of docs/bench.md from
+ * them; `--registry` adds the rows that need the npm registry (the official MCP server, over MCP).
  *
  * Every figure is measured in this run, next to its baseline measured in the same run, because a
  * shared machine's speed drifts from one minute to the next: each repetition times a batch of the
@@ -17,18 +18,20 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import type fc from "fast-check";
-import { candidate, modelledCandidate } from "../src/kit/audit/arbitraries/index.js";
+import { ROOT_NAMES, candidate, modelledCandidate, rootSpellings } from "../src/kit/audit/arbitraries/index.js";
 import { containmentCases, containmentWorkspacePath } from "../src/kit/audit/properties/containment.js";
-import { containmentRead, containmentWrite, operationCases } from "../src/kit/audit/properties/operations.js";
-import { operation } from "../src/kit/operations/catalog.js";
+import { OPERATION_PROPERTIES, type OperationCase, containmentRead, containmentWrite, operationCases } from "../src/kit/audit/properties/operations.js";
+import { OPERATIONS, containmentId, operation } from "../src/kit/operations/catalog.js";
 import { faultCases, faultsTools, faultsWorkspacePath } from "../src/kit/audit/properties/faults.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { precisionWorkspacePath } from "../src/kit/audit/properties/precision.js";
-import { type AuditProperty, disposeSandboxes } from "../src/kit/audit/property.js";
+import { type AuditProperty, disposeSandboxes, poolSandboxes } from "../src/kit/audit/property.js";
 import { runProperty } from "../src/kit/audit/run.js";
-import { type AuditTarget, referenceTarget } from "../src/kit/operations/target.js";
-import { readMapping } from "../src/kit/mcp/mapping.js";
-import { mcpTarget } from "../src/kit/mcp/target.js";
+import { type AuditTarget, loadTarget, referenceTarget } from "../src/kit/operations/target.js";
+import { connectServer } from "../src/kit/mcp/client.js";
+import { FILESYSTEM_SERVER_MAPPING, type McpMapping, readMapping } from "../src/kit/mcp/mapping.js";
+import { type McpAuditTarget, mcpTarget } from "../src/kit/mcp/target.js";
+import { installOfficialServer } from "../test/support/official-server.js";
 import type { Tool } from "../src/gates/tool.js";
 import { workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
@@ -42,7 +45,12 @@ const MiB = 1024 * 1024;
 
 interface Section {
   name: string;
-  run(): Promise<Row[]>;
+  run(options: BenchOptions): Promise<Row[]>;
+}
+
+interface BenchOptions {
+  /** Also measure what needs the npm registry (the official MCP server). */
+  registry: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -313,7 +321,7 @@ const ONE_PROBE_PER_TREE = new Map<string, fc.Arbitrary<unknown>>([
 const TREE_CASES_PER_SECOND = 1_000;
 
 /** Cases judged per second: a probe of a tree-based property is one case, as one run used to be. */
-async function casesPerSecond(property: AuditProperty<unknown>, target: AuditTarget, runs: number): Promise<{ rate: number; cases: number; status: string }> {
+async function casesPerSecond(property: AuditProperty<unknown>, target: AuditTarget, runs: number, { keepSandboxes = false } = {}): Promise<{ rate: number; cases: number; status: string }> {
   // As the audit's time budget runs them: a first block warms the sandboxes (and an MCP target's
   // servers) up, and the next block of the same stream, in the same sandboxes, is the one measured.
   // A property capped by maxRuns (one slow case) has no second block: its one case is measured.
@@ -323,8 +331,19 @@ async function casesPerSecond(property: AuditProperty<unknown>, target: AuditTar
     const result = await runProperty(property, target, { seed: 1, runs, firstRun: warm ? runs : 0, keepSandboxes: true });
     return { rate: (result.cases / Math.max(result.timeMs, 1)) * 1_000, cases: result.cases, status: result.status };
   } finally {
-    await disposeSandboxes();
+    if (!keepSandboxes) await disposeSandboxes();
   }
+}
+
+/**
+ * What the audit does before its first property over MCP: a sandbox for every root name, and a server
+ * on every spelling of each root (the audit starts them in the background; here they are all running
+ * before anything is timed, so no figure holds a server's start).
+ */
+async function serversOnEveryRoot(target: McpAuditTarget): Promise<void> {
+  const roots: string[] = [];
+  await poolSandboxes(ROOT_NAMES, (box) => roots.push(...rootSpellings(box)));
+  for (const root of roots) await target.start(root);
 }
 
 /** Runs `body` with the audit's sandboxes in the OS temp directory instead of tmpfs. */
@@ -339,58 +358,180 @@ async function onDisk<T>(body: () => Promise<T>): Promise<T> {
   }
 }
 
+/** An MCP server the audit section measures: how to start it, its mapping, and how the rows name it. */
+interface BenchServer {
+  name: string;
+  words: string[];
+  mapping: McpMapping;
+}
+
+/** The whole-surface fixture served over stdio: a tool for every operation, what CI can measure without the registry. */
+async function fixtureServer(): Promise<BenchServer> {
+  return { name: "fixture server", words: ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", SURFACE, "{root}"], mapping: await readMapping("fixtures/mcp/tools-server.json") };
+}
+
+/** The whole-surface fixture in process: the chapter's read and write, and a tool for every other operation. */
+const SURFACE = "fixtures/surface/surface.ts";
+
+/** Calls in flight for the floor rows beside one at a time: what a client that overlaps calls gets. */
+const FLOOR_IN_FLIGHT = [4, 16] as const;
+
+/** Calls per floor measure, after as many to warm up. */
+const FLOOR_CALLS = 600;
+
+/**
+ * The floor under every over-MCP figure: the bare SDK client (the audit's own, mcp/client.ts) calling
+ * the server's read or write tool on one root as fast as it answers, `inFlight` calls at a time. No
+ * tree, no oracle: what a call costs on this machine in this run.
+ */
+async function callRate(server: BenchServer, operation: "read" | "write", inFlight: number): Promise<number> {
+  return withTempDir("workspace-gates-bench-floor-", async (root) => {
+    await writeFile(join(root, "f.txt"), "1 KiB\n".repeat(146));
+    const connection = await connectServer(server.words, root);
+    const { tool, path } = server.mapping[operation];
+    const pathOf = (name: string) => (server.mapping.paths === "absolute" ? join(root, name) : name);
+    const args = (index: number): Record<string, unknown> =>
+      operation === "read" ? { [path]: pathOf("f.txt") } : { [path]: pathOf(`w-${index % 64}.txt`), [server.mapping.write.content]: "written by the bench\n" };
+    const burst = async (calls: number) => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: inFlight }, async () => {
+          while (next < calls) {
+            const answer = await connection.call(tool, args(next++));
+            if (answer.isError) throw new Error(`${tool} failed during the bench: ${answer.text}`);
+          }
+        }),
+      );
+    };
+    try {
+      await burst(FLOOR_CALLS);
+      const started = performance.now();
+      await burst(FLOOR_CALLS);
+      return FLOOR_CALLS / ((performance.now() - started) / 1_000);
+    } finally {
+      await connection.close();
+    }
+  });
+}
+
+/** The floor rows of a server, and its one-at-a-time rates, which the over-MCP rows are divided by. */
+async function floorRows(server: BenchServer): Promise<{ rows: Row[]; oneAtATime: Record<"read" | "write", number> }> {
+  const rows: Row[] = [];
+  const oneAtATime = { read: 0, write: 0 };
+  for (const operation of ["read", "write"] as const) {
+    oneAtATime[operation] = await callRate(server, operation, 1);
+    rows.push({ section: "audit", measure: `MCP floor, ${server.name}: ${server.mapping[operation].tool}, one call at a time`, gated: { value: oneAtATime[operation], unit: "calls/s" }, note: "the bare SDK client on one root" });
+    for (const inFlight of FLOOR_IN_FLIGHT) {
+      const rate = await callRate(server, operation, inFlight);
+      rows.push({
+        section: "audit",
+        measure: `MCP floor, ${server.name}: ${server.mapping[operation].tool}, ${inFlight} calls in flight`,
+        gated: { value: rate, unit: "calls/s" },
+        bare: { label: "one at a time", value: oneAtATime[operation], unit: "calls/s" },
+        ratio: rate / oneAtATime[operation],
+      });
+    }
+  }
+  return { rows, oneAtATime };
+}
+
+/** Issue 32's goal: the properties that attack read and write judge at least half as many cases per second as the server answers calls one at a time. */
+const FLOOR_SHARE = 0.5;
+const HELD_TO_THE_FLOOR: ReadonlySet<string> = new Set([containmentRead.id, containmentWrite.id]);
+
+/** The over-MCP row of a property: its cases/s beside the server's one-at-a-time calls/s (of its write tool, for a property of an operation that changes the workspace). */
+function overMcpRow(server: BenchServer, property: AuditProperty<unknown>, rate: { rate: number; cases: number; status: string }, floor: Record<"read" | "write", number>, inProcess?: number): Row {
+  const changes = OPERATIONS.some((operation) => operation.changes && containmentId(operation.id) === property.id);
+  const against = changes ? "write" : "read";
+  const ratio = rate.rate / Math.max(floor[against], 1e-9);
+  // A failed property's time holds its shrinking: no rate to hold to a target.
+  const held = HELD_TO_THE_FLOOR.has(property.id) && rate.status === "passed";
+  return {
+    section: "audit",
+    measure: `audit ${property.id}: over MCP, ${server.name}`,
+    gated: { value: rate.rate, unit: "cases/s" },
+    bare: { label: `${server.mapping[against].tool} one at a time`, value: floor[against], unit: "calls/s" },
+    ratio,
+    ...(held ? { target: { text: `≥ ${FLOOR_SHARE}×`, holds: ratio >= FLOOR_SHARE } } : {}),
+    note: `${rate.cases} cases, ${rate.status === "failed" ? "failed (the time holds its shrinking)" : rate.status}${inProcess === undefined ? "" : `; in process ${inProcess.toFixed(0)} cases/s`}`,
+  };
+}
+
 /**
  * How many generated cases per second each audit property gets through on real temp directories: in
- * process beside the one-probe-per-tree, on-disk form, and, where it applies, over MCP: the same tools
- * served by fixtures/mcp/tools-server.ts over stdio, one server per sandbox root. Each is measured
- * after a warm-up block, as the audit's time budget runs it: the audit keeps its sandboxes, and the
- * servers on their roots, from one block and property to the next, so it pays their start-up once.
+ * process (the reference, or for an operation of the catalogue the whole-surface fixture, which has a
+ * tool for each) beside the one-probe-per-tree, on-disk form, and, where it applies, over MCP: the
+ * whole surface served by fixtures/mcp/tools-server.ts over stdio, one server per sandbox root, beside
+ * the bare client's call rate on the same server (its floor). Each is measured after a warm-up block,
+ * as the audit's time budget runs it: the audit keeps its sandboxes, and the servers on their roots,
+ * from one block and property to the next, so it pays their start-up once. With `--registry`, the
+ * official MCP filesystem server too, installed from the npm registry into a temp project.
  */
 const auditSection: Section = {
   name: "audit",
-  async run() {
+  async run(options) {
     const reference = await referenceTarget();
-    const overMcp = mcpTarget(["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}"], await readMapping("fixtures/mcp/tools-server.json"));
+    const surface = await loadTarget(SURFACE);
+    const servers = [await fixtureServer(), ...(options.registry ? [await officialServer()] : [])];
     const rows: Row[] = [];
-    try {
-      await overMcp.prepare();
-      for (const property of PROPERTIES) {
-        const oneProbe = ONE_PROBE_PER_TREE.get(property.id);
-        const scaled = Math.min(property.maxRuns ?? Infinity, Math.max(5, Math.round(40 * (property.budgetScale ?? 1))));
-        // In process, the two forms of a tree-based property run as many trees each, whatever its scale.
-        const runs = oneProbe === undefined ? scaled : 40;
-        const now = await casesPerSecond(property, reference, runs);
-        const before = oneProbe === undefined ? undefined : await onDisk(() => casesPerSecond({ ...property, arbitrary: oneProbe }, reference, runs));
-        rows.push({
-          section: "audit",
-          measure: `audit ${property.id}: throughput`,
-          gated: { value: now.rate, unit: "cases/s" },
-          ...(before === undefined
-            ? {}
-            : {
-                bare: { label: "one probe per tree, on disk", value: before.rate, unit: "cases/s" as const },
-                ratio: now.rate / Math.max(before.rate, 1e-9),
-                target: { text: `≥ 10×, ≥ ${TREE_CASES_PER_SECOND} cases/s`, holds: now.rate >= 10 * before.rate && now.rate >= TREE_CASES_PER_SECOND },
-              }),
-          note: `${now.cases} cases, ${now.status}${before === undefined ? "" : `; before: ${before.cases} cases, ${before.status}`}`,
-        });
-        const mcp = await casesPerSecond(property, overMcp, scaled);
-        if (mcp.status === "not-applicable") continue;
-        rows.push({
-          section: "audit",
-          measure: `audit ${property.id}: over MCP`,
-          gated: { value: mcp.rate, unit: "cases/s" },
-          bare: { label: "in process", value: now.rate, unit: "cases/s" as const },
-          ratio: mcp.rate / Math.max(now.rate, 1e-9),
-          note: `${mcp.cases} cases, ${mcp.status}`,
-        });
+    const inProcess = new Map<string, number>();
+    for (const property of PROPERTIES) {
+      const oneProbe = ONE_PROBE_PER_TREE.get(property.id);
+      const target = OPERATION_PROPERTIES.includes(property as AuditProperty<OperationCase>) ? surface : reference;
+      // In process, the two forms of a tree-based property run as many trees each, whatever its scale.
+      const runs = oneProbe === undefined ? scaledRuns(property) : 40;
+      const now = await casesPerSecond(property, target, runs);
+      inProcess.set(property.id, now.rate);
+      const before = oneProbe === undefined ? undefined : await onDisk(() => casesPerSecond({ ...property, arbitrary: oneProbe }, target, runs));
+      rows.push({
+        section: "audit",
+        measure: `audit ${property.id}: throughput`,
+        gated: { value: now.rate, unit: "cases/s" },
+        ...(before === undefined
+          ? {}
+          : {
+              bare: { label: "one probe per tree, on disk", value: before.rate, unit: "cases/s" as const },
+              ratio: now.rate / Math.max(before.rate, 1e-9),
+              target: { text: `≥ 10×, ≥ ${TREE_CASES_PER_SECOND} cases/s`, holds: now.rate >= 10 * before.rate && now.rate >= TREE_CASES_PER_SECOND },
+            }),
+        note: `${now.cases} cases, ${now.status}${before === undefined ? "" : `; before: ${before.cases} cases, ${before.status}`}`,
+      });
+    }
+    for (const server of servers) {
+      const floor = await floorRows(server);
+      rows.push(...floor.rows);
+      const overMcp = mcpTarget(server.words, server.mapping);
+      try {
+        await overMcp.prepare();
+        // The audit keeps its sandboxes, and the servers on their roots, from property to property.
+        await serversOnEveryRoot(overMcp);
+        for (const property of PROPERTIES) {
+          const rate = await casesPerSecond(property, overMcp, scaledRuns(property), { keepSandboxes: true });
+          if (rate.status !== "not-applicable") rows.push(overMcpRow(server, property, rate, floor.oneAtATime, inProcess.get(property.id)));
+        }
+      } finally {
+        await disposeSandboxes();
+        await overMcp.dispose();
       }
-    } finally {
-      await overMcp.dispose();
     }
     return rows;
   },
 };
+
+/** A property's runs per measured block: 40 scaled as the audit scales its budget, at least 5, at most its cap. */
+function scaledRuns(property: AuditProperty<unknown>): number {
+  return Math.min(property.maxRuns ?? Infinity, Math.max(5, Math.round(40 * (property.budgetScale ?? 1))));
+}
+
+/** The official MCP filesystem server, installed from the registry; removed when the bench ends. */
+async function officialServer(): Promise<BenchServer> {
+  const installed = await installOfficialServer();
+  removeAtEnd.push(installed.remove);
+  return { name: installed.name, words: installed.words, mapping: FILESYSTEM_SERVER_MAPPING };
+}
+
+/** What the bench installed, removed once every section has run. */
+const removeAtEnd: (() => Promise<void>)[] = [];
 
 /** Commands whose wall time users pay on every push. */
 const SUITE_COMMANDS = [
@@ -437,17 +578,21 @@ const SECTIONS: readonly Section[] = [gatesSection, bashSection, largeReadsSecti
 // Output
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { json: { type: "string" }, docs: { type: "boolean" }, only: { type: "string" } }, allowPositionals: false });
+  const { values } = parseArgs({ options: { json: { type: "string" }, docs: { type: "boolean" }, only: { type: "string" }, registry: { type: "boolean" } }, allowPositionals: false });
   const wanted = values.only?.split(",").map((name) => name.trim());
   const unknown = wanted?.filter((name) => !SECTIONS.some((section) => section.name === name)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown section ${unknown.join(", ")}; sections: ${SECTIONS.map((s) => s.name).join(", ")}`);
   const started = performance.now();
   const machine = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, loadAverage: loadavg()[0] ?? 0 };
   const rows: Row[] = [];
-  for (const section of SECTIONS) {
-    if (wanted !== undefined && !wanted.includes(section.name)) continue;
-    process.stderr.write(`bench: ${section.name}…\n`);
-    rows.push(...(await section.run()));
+  try {
+    for (const section of SECTIONS) {
+      if (wanted !== undefined && !wanted.includes(section.name)) continue;
+      process.stderr.write(`bench: ${section.name}…\n`);
+      rows.push(...(await section.run({ registry: values.registry === true })));
+    }
+  } finally {
+    await Promise.all(removeAtEnd.map((remove) => remove()));
   }
   const figures: BenchFigures = { machine, seconds: (performance.now() - started) / 1_000, rows };
   process.stdout.write(`${renderBench(figures)}\n`);

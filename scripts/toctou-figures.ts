@@ -1,33 +1,29 @@
 // `npm run toctou:figures`: races each target once (`toctou --mode race`): the chapter's tools, the
-// verified tools, and the official MCP filesystem server at the gallery's pinned version, installed
-// from the npm registry into a temp project. Keeps the figures in docs/toctou-race.json and draws the
-// table of docs/toctou.md from them. Takes RACE_SECONDS per target, and as much again for the MCP
-// run's control race.
-import { execFile } from "node:child_process";
+// verified tools, the whole-surface fixture (a tool for every operation, on the chapter's boundary),
+// and the official MCP filesystem server at the gallery's pinned version, installed from the npm
+// registry into a temp project. Keeps the figures in docs/toctou-race.json and draws the table of
+// docs/toctou.md from them. Takes RACE_SECONDS per target, and as much again for the control race
+// that follows every target but the chapter's.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { PEERS } from "../fixtures/peers/catalog.js";
 import { main } from "../src/kit/cli.js";
 import type { RaceReport } from "../src/kit/toctou/race.js";
 import { writeSectionToFile } from "../test/support/generated-section.js";
+import { installOfficialServer } from "../test/support/official-server.js";
 import { RACE_FIGURES_FILE, RACE_SECTION, type RaceFigures, raceRunFigures, renderRaceFigures } from "../test/support/race-figures.js";
 
 const RACE_SECONDS = 10;
-const SERVER = "@modelcontextprotocol/server-filesystem";
 
-const official = PEERS.find((peer) => peer.name === SERVER);
-if (official === undefined) throw new Error(`fixtures/peers/catalog.ts pins no ${SERVER}`);
 const dir = await mkdtemp(join(tmpdir(), "workspace-gates-figures-"));
+process.stdout.write("installing the official MCP filesystem server from the registry\n");
+const official = await installOfficialServer();
 try {
-  process.stdout.write(`installing ${SERVER}@${official.version} into ${dir}\n`);
-  await writeFile(join(dir, "package.json"), "{}\n");
-  await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", `${SERVER}@${official.version}`], { cwd: dir });
   const targets: [string, string[]][] = [
     ["chapter", ["--tools", "chapter"]],
     ["verified", ["--tools", "verified"]],
-    [`${SERVER} ${official.version} (MCP)`, ["--mcp", "--", "node", join(dir, "node_modules", SERVER, "dist", "index.js"), "{root}"]],
+    ["whole surface (fixtures/surface)", ["--target", "fixtures/surface/surface.ts"]],
+    [`${official.name} (MCP)`, ["--mcp", "--", ...official.words]],
   ];
   const figures: RaceFigures = { machine: { node: process.version, cpus: cpus().length, loadAverage: loadavg()[0] ?? 0 }, seconds: RACE_SECONDS, runs: [] };
   for (const [name, target] of targets) {
@@ -44,4 +40,5 @@ try {
   process.stdout.write(`wrote ${RACE_FIGURES_FILE} and the table in ${RACE_SECTION.file}\n`);
 } finally {
   await rm(dir, { recursive: true, force: true });
+  await official.remove();
 }

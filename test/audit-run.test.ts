@@ -67,6 +67,18 @@ describe("a module whose workspacePath never settles", () => {
   }, CHILD_TIMEOUT_MS);
 });
 
+describe("the time budget", () => {
+  it("counts the calls of every block it ran, not only the last (regression: coverage saw the last block's)", async () => {
+    const json = join(scratch, "blocks.json");
+    const { code } = await cli(["audit", "--only", "containment.read", "--time", "3", "--seed", "1", "--json", json]);
+    expect(code).toBe(0);
+    const [read] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
+    // More than the first block of ten trees ran, and every case asked the read tool twice at least.
+    expect(read?.runs).toBeGreaterThan(10);
+    expect(read?.calls.read).toBeGreaterThanOrEqual(2 * (read?.cases ?? Infinity));
+  });
+});
+
 describe("sandboxes kept from property to property", () => {
   it("are all removed when the audit ends, passed or failed", async () => {
     for (const [name, module] of [["passes", "src/tools/workspace-tools.ts"], ["fails", "fixtures/vulnerable/similar-prefix.ts"]] as const) {

@@ -95,7 +95,7 @@ describe("workspace-gates audit --shard and merge", () => {
     return files;
   }
 
-  it("four shards merged give the unsharded run's verdict and case count", async () => {
+  it("four shards merged give the unsharded run's verdict and case count", { timeout: 120_000 }, async () => {
     const wholeFile = join(scratch.path, "whole.json");
     const whole = await cli(["audit", ...only, "--runs", "30", "--seed", "5", "--json", wholeFile]);
     const mergedFile = join(scratch.path, "merged.json");
@@ -116,7 +116,7 @@ describe("workspace-gates audit --shard and merge", () => {
     expect(await coverage(mergedFile)).toEqual(await coverage(wholeFile));
   });
 
-  it("a fork that one shard catches fails the merged verdict, in JUnit and SARIF as the unsharded run reports it", async () => {
+  it("a fork that one shard catches fails the merged verdict, in JUnit and SARIF as the unsharded run reports it", { timeout: 120_000 }, async () => {
     const module = ["fixtures/vulnerable/similar-prefix.ts"];
     const reports = (name: string) => ({ junit: join(scratch.path, `${name}.xml`), sarif: join(scratch.path, `${name}.sarif`) });
     const [wholeFiles, mergedFiles] = [reports("whole"), reports("merged")];

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { BENCH_FILE, BENCH_SECTION, type BenchFigures, renderBench } from "./support/bench-table.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
 import { RACE_FIGURES_FILE, RACE_SECTION, type RaceFigures, renderRaceFigures } from "./support/race-figures.js";
-import { RACE_OPERATIONS, type RaceOperation } from "../src/kit/toctou/race.js";
+import { RACE_OPERATIONS, type RaceOperation, raceOperationTool } from "../src/kit/toctou/race.js";
 
 const json = async <T>(path: string) => JSON.parse(await readFile(path, "utf8")) as T;
 
@@ -18,25 +18,33 @@ describe("docs/toctou.md: the race figures", () => {
     expect(await readSectionFromFile(RACE_SECTION)).toBe(wrapSection(RACE_SECTION, renderRaceFigures(await json<RaceFigures>(RACE_FIGURES_FILE))));
   });
 
-  it("were measured on the three targets the page compares, and say what it says of each", async () => {
+  it("were measured on the four targets the page compares, and say what it says of each", async () => {
     const { runs } = await json<RaceFigures>(RACE_FIGURES_FILE);
-    const [chapter, verified, server] = runs;
-    expect(runs.map((run) => run.tools)).toEqual(["chapter", "verified", expect.stringMatching(/^@modelcontextprotocol\/server-filesystem \S+ \(MCP\)$/)]);
+    const [chapter, verified, surface, server] = runs;
+    expect(runs.map((run) => run.tools)).toEqual(["chapter", "verified", "whole surface (fixtures/surface)", expect.stringMatching(/^@modelcontextprotocol\/server-filesystem \S+ \(MCP\)$/)]);
     const escapes = (run: RaceFigures["runs"][number] | undefined, operation: RaceOperation) => run?.operations[operation]?.escapes;
     const calls = (run: RaceFigures["runs"][number] | undefined) => Object.values(run?.operations ?? {}).reduce((sum, figure) => sum + figure.calls, 0);
-    // The chapter's tools: every operation they have escaped; outside are files and the overwritten canary.
-    for (const operation of RACE_OPERATIONS.filter((candidate) => candidate !== "mkdir.directory")) expect(escapes(chapter, operation), operation).toBeGreaterThan(0);
+    const readsAndWrites = RACE_OPERATIONS.filter((operation) => ["read", "write"].includes(raceOperationTool(operation)));
+    // The chapter's tools read and write, and every one of those operations escaped; outside are files and the overwritten canary.
+    expect(Object.keys(chapter?.operations ?? {})).toEqual(readsAndWrites);
+    for (const operation of readsAndWrites) expect(escapes(chapter, operation), operation).toBeGreaterThan(0);
     expect(chapter?.sideEffects).toMatchObject({ emptyFiles: 0, directories: 0, other: 1 });
     // The verified tools: nothing, anywhere; and "fewer calls in the same time".
-    for (const operation of RACE_OPERATIONS.filter((candidate) => candidate !== "mkdir.directory")) expect(escapes(verified, operation), operation).toBe(0);
+    expect(Object.keys(verified?.operations ?? {})).toEqual(readsAndWrites);
+    for (const operation of readsAndWrites) expect(escapes(verified, operation), operation).toBe(0);
     expect(verified?.sideEffects).toEqual({ filesWithContent: 0, emptyFiles: 0, directories: 0, other: 0 });
     expect(calls(verified)).toBeLessThan(calls(chapter));
-    // The official server: a directory swap wins for new files and directories, a leaf swap does not
-    // win its writes (it renames a temporary file over the name it resolved).
-    expect(escapes(server, "write.directory")).toBeGreaterThan(0);
-    expect(escapes(server, "mkdir.directory")).toBeGreaterThan(0);
+    // The whole surface on the chapter's boundary: every operation escaped but the edit through a leaf
+    // (it renames a temporary file over the name, which replaces the link).
+    expect(Object.keys(surface?.operations ?? {})).toEqual([...RACE_OPERATIONS]);
+    for (const operation of RACE_OPERATIONS) expect(escapes(surface, operation) ?? 0, operation).toSatisfy((count: number) => (operation === "edit.leaf" ? count === 0 : count > 0));
+    // The official server: a directory swap wins for new files and directories, moves at both ends,
+    // edits and listings; a leaf swap does not win its writes or edits (it renames a temporary file
+    // over the name it resolved).
+    for (const operation of ["write.directory", "mkdir.directory", "move.source", "move.destination", "edit.directory", "list.directory"] as const)
+      expect(escapes(server, operation), operation).toBeGreaterThan(0);
     expect(escapes(server, "overwrite.leaf")).toBe(0);
-    expect(escapes(chapter, "mkdir.directory")).toBeUndefined();
+    expect(escapes(server, "edit.leaf")).toBe(0);
   });
 });
 

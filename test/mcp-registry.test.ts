@@ -19,8 +19,8 @@ import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 import type { ControlRace } from "../src/kit/toctou/command.js";
 import { DEFAULT_RACE_BUDGET } from "../src/kit/toctou/flags.js";
 import type { RaceReport } from "../src/kit/toctou/race.js";
+import { type InstalledServer, installOfficialServer } from "./support/official-server.js";
 
-const OFFICIAL = PEERS.find((peer) => peer.name === "@modelcontextprotocol/server-filesystem");
 // The gallery's packages reached through fixtures/peers/adapters: an adapter module, or a server's launcher.
 const ADAPTED = [
   "@google/gemini-cli-core",
@@ -36,15 +36,16 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
   "the official MCP filesystem server, installed from the registry (skipped without WORKSPACE_GATES_REGISTRY=1: needs the npm registry)",
   () => {
     let project: string;
+    let official: InstalledServer;
     let server: string[];
     beforeAll(async () => {
       project = await mkdtemp(join(tmpdir(), "workspace-gates-registry-"));
-      await writeFile(join(project, "package.json"), "{}\n");
-      await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", `${OFFICIAL?.name}@${OFFICIAL?.version}`], { cwd: project });
-      server = ["node", join(project, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), "{root}"];
+      official = await installOfficialServer();
+      server = official.words;
     }, 180_000);
     afterAll(async () => {
       await rm(project, { recursive: true, force: true });
+      await official?.remove();
     });
 
     it.each(["ws'", "ws "])("writes into the sibling %j through a link inside the root: the minimal counterexample", { timeout: 60_000 }, async (sibling) => {
@@ -69,8 +70,9 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
       expect(code, stderr).toBe(1);
       const report = JSON.parse(await readFile(json, "utf8")) as RaceReport & { control: ControlRace };
       expect(report.budget).toEqual(DEFAULT_RACE_BUDGET);
-      // create_directory is the server's mkdir: every operation is raced.
-      expect(report.notApplicable).toEqual({});
+      // Every operation the server has a tool for is raced (create_directory is its mkdir, edit_file its
+      // edit, move_file its move); it has no copy and no delete.
+      expect(Object.keys(report.notApplicable)).toEqual(["copy.destination", "delete.directory"]);
       expect(report.perOperation["write.directory"]?.escapes).toBeGreaterThan(0);
       expect(report.perOperation["mkdir.directory"]?.escapes).toBeGreaterThan(0);
       expect(report.control.escapes).toBeGreaterThan(0);

@@ -1,20 +1,25 @@
 // `toctou` on any target: a module (--target), an MCP server (--mcp) through the audit's client, and a
 // race that did not race (no swap, or a control that never escaped) is exit 2, never 0.
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, copyFile, mkdtemp, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
 import { type ControlRace, raceExitCode, raceIneffective } from "../src/kit/toctou/command.js";
-import { RACE_OPERATIONS, type RaceOperation, type RaceReport, runRace } from "../src/kit/toctou/race.js";
+import { RACE_OPERATIONS, type RaceOperation, type RaceReport, raceOperationTool, runRace } from "../src/kit/toctou/race.js";
 import type { Racer } from "../src/kit/toctou/racer.js";
-import { createSandbox } from "../src/kit/sandbox/sandbox.js";
-import { TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
+import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import type { Tool } from "../src/gates/tool.js";
+import { schema } from "../src/gates/schema.js";
+import { surfaceTools } from "../fixtures/surface/surface.js";
+import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
+import { moduleSurface } from "../src/kit/operations/surface.js";
 import { cli } from "./support/cli.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 const SERVED_CHAPTER = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}"];
+const SERVED_SURFACE = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "fixtures/surface/surface.ts", "{root}"];
 
 let reportDir: string;
 beforeEach(async () => {
@@ -63,18 +68,19 @@ describe("toctou on any target", () => {
     expect(stderr).toMatch(/exports no createWorkspaceTools function/);
   });
 
-  it("--mcp races an MCP server's tools through the audit's client, with a racer that swapped", { timeout: 90_000 }, async () => {
+  it("--mcp races every operation an MCP server's tools do through the audit's client, with a racer that swapped", { timeout: 90_000 }, async () => {
+    const attempts = RACE_OPERATIONS.length * 10;
     const { code, report } = await toctou<RaceReport & { control: ControlRace }>(
-      "--attempts", "60", "--seconds", "30", "--mapping", "fixtures/mcp/tools-server.json", "--mcp", "--", ...SERVED_CHAPTER,
+      "--attempts", String(attempts), "--seconds", "60", "--mapping", "fixtures/mcp/tools-server.json", "--mcp", "--", ...SERVED_SURFACE,
     );
     expect(report?.mode).toBe("race");
     expect(report?.tools).toMatch(/^mcp: node --import tsx fixtures\/mcp\/tools-server\.ts/);
-    expect(report?.total.attempts).toBe(60);
-    // The mapping names the server's mkdir, so every operation is raced, ten calls each.
+    expect(report?.total.attempts).toBe(attempts);
+    // The whole surface has a tool for every operation, so every one is raced, ten calls each.
     expect(report?.notApplicable).toEqual({});
     expect(Object.entries(report?.perOperation ?? {}).map(([operation, tally]) => [operation, tally.attempts])).toEqual(RACE_OPERATIONS.map((operation) => [operation, 10]));
     expect(report?.racer.swaps).toBeGreaterThan(0);
-    expect(report?.control).toMatchObject({ tools: "chapter", attempts: 60, swaps: expect.any(Number) });
+    expect(report?.control).toMatchObject({ tools: "chapter", attempts, swaps: expect.any(Number) });
     const escaped = (report?.total.escapes ?? 0) > 0 || (report?.sideEffects.total ?? 0) > 0;
     const controlEscaped = (report?.control.escapes ?? 0) > 0 || (report?.control.sideEffects ?? 0) > 0;
     expect(code).toBe(escaped ? 1 : controlEscaped ? 0 : 2);
@@ -94,7 +100,7 @@ describe("toctou on any target", () => {
       await writeFile(left, JSON.stringify(unnamed));
       const { report } = await toctou<RaceReport>("--attempts", "12", "--seconds", "30", "--mapping", left, "--mcp", "--", ...SERVED_CHAPTER);
       // The server lists `mkdir`, the contract's own name for the operation.
-      expect(report?.notApplicable).toEqual({});
+      expect(report?.notApplicable["mkdir.directory"]).toBeUndefined();
       expect(report?.perOperation["mkdir.directory"]?.attempts).toBeGreaterThan(0);
     } finally {
       await rm(mappings, { recursive: true, force: true });
@@ -118,6 +124,69 @@ describe("toctou on any target", () => {
   });
 });
 
+describe("the race's evidence, one operation at a time, with a racer that never swaps", () => {
+  const stuck: Racer = { threadId: 0, swaps: () => 0, failure: () => null, stop: async () => ({ swaps: 0, swapsPerArena: [], evictions: 0, runningMs: 1_000, failure: null }) };
+  /** Each operation the tools offer, twice. */
+  const raceTwice = async (box: Sandbox, tools: Tool[]) => {
+    const surface = moduleSurface(tools);
+    const offered = RACE_OPERATIONS.filter((operation) => surface.of(raceOperationTool(operation)).length > 0);
+    return runRace({ box, toolsName: "test", surface, budget: { attempts: offered.length * 2, seconds: 60 }, narrate: () => {}, signal: new AbortController().signal, startRacer: async () => stuck });
+  };
+
+  it("finds nothing against tools that do every operation inside, and counts each as a success", async () => {
+    const box = await createSandbox("toctou-evidence-");
+    try {
+      const report = await raceTwice(box, surfaceTools(box.root));
+      expect(Object.keys(report.perOperation)).toEqual([...RACE_OPERATIONS]);
+      for (const [operation, tally] of Object.entries(report.perOperation)) {
+        expect(tally.attempts, operation).toBe(2);
+        expect(tally.escapes, operation).toBe(0);
+        // The move of race/secret.txt takes the decoy on its first call, and no racer puts it back
+        // here: the delete after it, the second read and the move's second call find nothing.
+        const found = { "read.directory": 1, "move.source": 1, "delete.directory": 0 }[operation as string] ?? 2;
+        expect(tally.succeeded, operation).toBe(found);
+      }
+      expect(report.sideEffects.total).toBe(0);
+    } finally {
+      await box.dispose();
+    }
+  });
+
+  it("finds each escape of tools that do every operation outside, by its evidence, and puts a taken canary back", async () => {
+    const box = await createSandbox("toctou-evidence-");
+    try {
+      const outsideDir = join(box.outside, "dir");
+      const canary = await readFile(join(outsideDir, "secret.txt"), "utf8");
+      const inside = (path: string) => join(box.root, path);
+      const tool = (name: string, run: (input: Record<string, string>) => Promise<string>): Tool => ({
+        spec: { name, description: name, inputSchema: schema([], {}) },
+        execute: async (input) => ({ content: await run(input as Record<string, string>) }),
+      });
+      // Each does its operation on the outside, where the swap would have sent it.
+      const escaping = [
+        tool("edit", async ({ newText }) => (await appendFile(join(box.outside, "secret.txt"), newText ?? ""), "edited")),
+        tool("ls", async () => (await readdir(outsideDir)).join("\n")),
+        tool("move", async ({ source = "", destination = "" }) => {
+          if (source.startsWith("race/")) await rename(join(outsideDir, basename(source)), inside(destination));
+          else await rename(inside(source), join(outsideDir, basename(destination)));
+          return "moved";
+        }),
+        tool("copy", async ({ source = "", destination = "" }) => (await copyFile(inside(source), join(outsideDir, basename(destination))), "copied")),
+        tool("delete", async ({ path = "" }) => (await rm(join(outsideDir, basename(path))), "removed")),
+      ];
+      const report = await raceTwice(box, escaping);
+      const escapes = Object.fromEntries(Object.entries(report.perOperation).map(([operation, tally]) => [operation, tally.escapes]));
+      expect(escapes).toEqual({ "edit.directory": 2, "edit.leaf": 2, "list.directory": 2, "move.source": 2, "move.destination": 2, "copy.destination": 2, "delete.directory": 2 });
+      expect(report.perOperation["move.source"]?.evidence[0]).toBe("outside/dir/secret.txt was moved into the workspace as ws/taken-4.txt");
+      expect(report.perOperation["delete.directory"]?.evidence[0]).toBe("outside/dir/secret.txt was removed");
+      expect(report.perOperation["list.directory"]?.evidence[0]).toBe("the listing named secret.txt, which only outside/dir holds");
+      expect(await readFile(join(outsideDir, "secret.txt"), "utf8"), "the canary a move or a delete took is back").toBe(canary);
+    } finally {
+      await box.dispose();
+    }
+  });
+});
+
 describe("a race that did not race", () => {
   it("a whole race with a racer that cannot swap ends in exit 2, even for tools that would pass clean", async () => {
     const box = await createSandbox("toctou-stuck-racer-");
@@ -128,7 +197,7 @@ describe("a race that did not race", () => {
       const report = await runRace({
         box,
         toolsName: "verified",
-        tools: attackedTools(verified.create(box.root)),
+        surface: moduleSurface(verified.create(box.root)),
         budget: { attempts: 40, seconds: 30 },
         narrate: () => {},
         signal: new AbortController().signal,

@@ -12,7 +12,7 @@ import { type CliIo, UsageError } from "../src/kit/cli-command.js";
 import { isInside } from "../src/gates/is-inside.js";
 import { schema } from "../src/gates/schema.js";
 import type { Tool, ToolResult } from "../src/gates/tool.js";
-import { prepareArena } from "../src/kit/toctou/arena.js";
+import { DECOY, prepareArena } from "../src/kit/toctou/arena.js";
 import { TEMP_PREFIX, toctouCommand } from "../src/kit/toctou/command.js";
 import { type DeterministicReport, runDeterministic } from "../src/kit/toctou/deterministic.js";
 import { TOCTOU_USAGE } from "../src/kit/toctou/flags.js";
@@ -201,10 +201,12 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     const rows = Object.values(perOperation);
     expect(report.stoppedBy).toBe("seconds");
     expect(total.attempts).toBeGreaterThan(0);
-    // The chapter's tools have no mkdir: that operation is named as not applicable, never as clean.
-    expect(Object.keys(perOperation)).toEqual(RACE_OPERATIONS.filter((operation) => operation !== "mkdir.directory"));
-    expect(notApplicable).toEqual({ "mkdir.directory": "the target has no mkdir tool" });
-    expect(stdout).toContain("mkdir.directory     not applicable: the target has no mkdir tool");
+    // The chapter's tools read and write: every other operation is named as not applicable, never as clean.
+    const chapters = RACE_OPERATIONS.filter((operation) => ["read", "write"].includes(raceOperationTool(operation)));
+    expect(Object.keys(perOperation)).toEqual(chapters);
+    expect(Object.keys(notApplicable)).toEqual(RACE_OPERATIONS.filter((operation) => !chapters.includes(operation)));
+    expect(notApplicable["mkdir.directory"]).toBe("the target has no tool that makes a directory");
+    expect(stdout).toContain("mkdir.directory     not applicable: the target has no tool that makes a directory");
     for (const tally of [total, ...rows]) expectConsistent(tally);
     for (const count of ["attempts", "escapes", "succeeded", "refused", "otherErrors"] as const)
       expect(total[count]).toBe(rows.reduce((sum, tally) => sum + tally[count], 0));
@@ -334,6 +336,20 @@ describe("the racer", () => {
     } finally {
       expect((await racer.stop()).failure).toBeNull();
     }
+  });
+
+  it("gives a directory whose decoy a target moved or removed a fresh one while it is parked, so a move or a delete can win again", async () => {
+    const arena = await prepareArena(box, "race");
+    await fsPromises.rm(join(arena.contested, arena.decoyName));
+    const racer = await startRacer([arena]);
+    try {
+      // Two flips: the directory has been parked, and is back at its name.
+      await until(() => racer.swaps() >= 2, 10_000);
+    } finally {
+      expect((await racer.stop()).failure).toBeNull();
+    }
+    const directory = (await fsPromises.lstat(arena.contested)).isDirectory() ? arena.contested : arena.parkedOccupant;
+    expect(await fsPromises.readFile(join(directory, arena.decoyName), "utf8")).toBe(DECOY);
   });
 
   it("refuses an arena whose name has no occupant to flip", async () => {

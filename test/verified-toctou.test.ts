@@ -11,6 +11,7 @@ import { runRace } from "../src/kit/toctou/race.js";
 import { withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
 import { NO_SIDE_EFFECTS } from "../src/kit/toctou/side-effects.js";
 import { TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
+import { moduleSurface } from "../src/kit/operations/surface.js";
 import { createVerifiedWorkspaceTools } from "../src/verified/verified-tools.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
 
@@ -65,11 +66,10 @@ describeNeeding(LINUX_PROCFS, "a swap injected right after the path check", () =
 
 describeNeeding(LINUX_PROCFS, "a real race against a racer thread flipping a directory and a symlink to outside", () => {
   it("lets no content out and leaves nothing outside", async () => {
-    const tools = attackedTools(TOOL_SETS.get("verified")?.create(box.root) ?? []);
     const report = await runRace({
       box,
       toolsName: "verified",
-      tools,
+      surface: moduleSurface(TOOL_SETS.get("verified")?.create(box.root) ?? []),
       budget: { attempts: 1_000_000, seconds: RACE_SECONDS },
       narrate: () => {},
       signal: new AbortController().signal,

@@ -8,7 +8,7 @@ import type { GeneratedSection } from "./generated-section.js";
 export const BENCH_FILE = "docs/bench.json";
 export const BENCH_SECTION: GeneratedSection = { file: "docs/bench.md", name: "bench", command: "npm run bench -- --docs" };
 
-export type Unit = "µs" | "ms" | "s" | "MiB" | "cases/s";
+export type Unit = "µs" | "ms" | "s" | "MiB" | "cases/s" | "calls/s";
 
 export interface Figure {
   value: number;

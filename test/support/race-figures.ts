@@ -1,6 +1,7 @@
 /**
  * The race figures of docs/toctou.md: one `toctou --mode race` run per target (the chapter's tools,
- * the verified tools, the official MCP filesystem server), reduced to what the table shows (no temp
+ * the verified tools, the whole-surface fixture, the official MCP filesystem server), reduced to what
+ * the table shows (no temp
  * paths), and the table drawn from them. `npm run toctou:figures` runs the races and writes both;
  * test/docs-figures.test.ts holds the page to the committed figures.
  */
@@ -45,21 +46,24 @@ export function raceRunFigures(report: RaceReport, tools = report.tools): RaceRu
 }
 
 export function renderRaceFigures(figures: RaceFigures): string {
-  const rows = figures.runs.map((run) => {
-    const effects = run.sideEffects;
-    const total = effects.filesWithContent + effects.emptyFiles + effects.directories + effects.other;
-    const cells = RACE_OPERATIONS.map((operation) => {
+  const row = (name: string, cell: (run: RaceRunFigures) => string) => `| ${name} | ${figures.runs.map(cell).join(" | ")} |`;
+  const operationRows = RACE_OPERATIONS.map((operation) =>
+    row(`\`${operation}\``, (run) => {
       const figure = run.operations[operation];
       return figure === undefined ? "not applicable" : `${figure.escapes} of ${figure.calls}`;
-    });
-    return `| ${run.tools} | ${cells.join(" | ")} | ${(100 * run.escapeRate).toFixed(2)} % | ${
-      run.firstEscapeMs === null ? "none" : `${run.firstEscapeMs.toFixed(1)} ms`
-    } | ${describeSideEffects({ ...effects, total, examples: [] })} | ${Math.round(run.swapsPerSecond)} |`;
-  });
+    }),
+  );
   return [
-    `| target | ${RACE_OPERATIONS.map((operation) => `\`${operation}\``).join(" | ")} | rate | first escape | side effects outside | racer swaps/s |`,
-    `|---|${RACE_OPERATIONS.map(() => "--:|").join("")}--:|--:|---|--:|`,
-    ...rows,
+    `| operation | ${figures.runs.map((run) => run.tools).join(" | ")} |`,
+    `|---|${figures.runs.map(() => "--:|").join("")}`,
+    ...operationRows,
+    row("rate", (run) => `${(100 * run.escapeRate).toFixed(2)} %`),
+    row("first escape", (run) => (run.firstEscapeMs === null ? "none" : `${run.firstEscapeMs.toFixed(1)} ms`)),
+    row("side effects outside", (run) => {
+      const effects = run.sideEffects;
+      return describeSideEffects({ ...effects, total: effects.filesWithContent + effects.emptyFiles + effects.directories + effects.other, examples: [] });
+    }),
+    row("racer swaps/s", (run) => String(Math.round(run.swapsPerSecond))),
     "",
     `An operation's cell is its escapes (evidence found outside) of its calls. One ${figures.seconds} s run per target, one after the other, on ${figures.machine.cpus} CPUs at a load average of ${figures.machine.loadAverage.toFixed(2)} (Node ${figures.machine.node}). The rate depends on the machine and its load; that there is a rate does not.`,
   ].join("\n");

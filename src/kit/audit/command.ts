@@ -33,7 +33,7 @@ import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.
 import { closeSandboxes, disposeSandboxes, poolSandboxes } from "./property.js";
 import { ROOT_NAMES, rootSpellings } from "./arbitraries/index.js";
 import { progressOn } from "./progress.js";
-import { type AuditReport, type ReplayPrefix, type TargetWords, failsRun, renderText, toJson } from "./report.js";
+import { type AuditReport, type ReplayPrefix, type TargetWords, addedUp, failsRun, renderText, toJson } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import type { AuditProperty } from "./property.js";
 import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, runProperty } from "./run.js";
@@ -272,7 +272,7 @@ async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarg
   while (result.status === "passed" && result.timeMs < timeLimitMs && property.maxRuns === undefined && next < SHARD_STRIDE + (floor.firstRun ?? 0)) {
     const more = await runProperty(property, target, { ...floor, firstRun: next });
     next += floor.runs;
-    result = { ...more, runs: result.runs + more.runs, cases: result.cases + more.cases, timeMs: result.timeMs + more.timeMs };
+    result = { ...more, ...addedUp([result, more]), ...(result.targetTrouble === undefined ? {} : { targetTrouble: result.targetTrouble }) };
   }
   return result;
 }

@@ -12,11 +12,10 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
-import { type JsonReport, type JsonResult, failsRun, summarize, total } from "./report.js";
+import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
 import type { PropertyResult } from "./run.js";
-import { type CallCount, addCalls } from "../operations/surface.js";
 
 /** Shards that do not make up one run. */
 export class MergeError extends Error {}
@@ -64,9 +63,7 @@ function jsonOf({ seed: _seed, path: _path, missing: _missing, targetTrouble: _t
 
 function mergeResult(shards: readonly JsonResult[]): JsonResult {
   const [first] = shards as [JsonResult, ...JsonResult[]];
-  const calls: CallCount = new Map();
-  for (const shard of shards) addCalls(calls, new Map(Object.entries(shard.calls)));
-  const added = { runs: total(shards, "runs"), cases: total(shards, "cases"), timeMs: total(shards, "timeMs"), calls: Object.fromEntries(calls) };
+  const added = addedUp(shards);
   const failed = shards.find((result) => result.status === "failed");
   if (failed !== undefined) return { ...failed, ...added };
   const statuses = new Set(shards.map((result) => result.status));

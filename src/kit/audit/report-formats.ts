@@ -6,13 +6,16 @@
  * id; a result that fails the run carries a `<failure>` with the rule, the reason, the counterexample
  * and the replay command; skipped and not-applicable properties are `<skipped>` with why; a known limit
  * or a differing text that does not fail the run passes, with what it found in `<system-out>`. Every
- * text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`.
+ * text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`. Every tool the target
+ * offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why.
  * SARIF: one rule per property that ran; one result per failed guarantee (level `error`) and per
  * differing text (`error` with `--conformance`, `note` without), each with the rule, the reason, the
  * counterexample and the replay command, located at the module under audit. Known limits are not
- * results: they are the chapter's, not the module's.
+ * results: they are the chapter's, not the module's. The run's property bag lists every tool the target
+ * offers with its coverage verdict, so an exclusion is repeated where the results are read.
  */
 import { type JsonReport, type JsonResult, failsRun } from "./report.js";
+import type { CoverageRow } from "./coverage.js";
 import { VERSION } from "../version.js";
 
 /** Written from the JSON report, so that `merge` writes them for shards as `audit` does for a run. */
@@ -46,6 +49,7 @@ export function toJUnit(report: JsonReport): string {
       ["runs", String(report.runs)],
       ["conformance", String(report.conformance)],
       ...(report.interrupted === undefined ? [] : [["interrupted", report.interrupted]]),
+      ...report.coverage.map((row) => [`tool ${row.tool}`, coverageLine(row)]),
     ].map(([name, value]) => `      <property name=${attribute(name as string)} value=${attribute(value as string)}/>`),
     "    </properties>",
     ...cases,
@@ -93,10 +97,17 @@ export function toSarif(report: JsonReport): string {
         tool: { driver: { name: "workspace-gates", version: VERSION, informationUri: "https://www.npmjs.com/package/workspace-gates", rules } },
         invocations: [{ executionSuccessful: report.interrupted === undefined }],
         results,
+        properties: { tools: report.coverage.map((row) => ({ tool: row.tool, plays: row.plays, verdict: row.verdict, why: row.why, attackedBy: row.attackedBy })) },
       },
     ],
   };
   return `${JSON.stringify(log, null, 2)}\n`;
+}
+
+/** A tool's coverage as one line: `list: attacked by containment.list (12)`, `excluded: excluded by --exclude-tool`. */
+function coverageLine(row: CoverageRow): string {
+  const calls = Object.entries(row.attackedBy).map(([id, count]) => `${id} (${count})`);
+  return `${row.plays}; ${row.verdict}: ${row.verdict === "attacked" ? `by ${calls.join(", ")}` : row.why}`;
 }
 
 function failureText(result: JsonResult): string {

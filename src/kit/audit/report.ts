@@ -18,6 +18,7 @@ import { VERSION } from "../version.js";
 import { namedTwins } from "../sandbox/root-twins.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
+import { type CallCount, addCalls } from "../operations/surface.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
 export const JSON_SCHEMA_VERSION = 2;
@@ -200,6 +201,13 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
 /** A count of every result added up: the runs, cases or milliseconds of properties, or of shards. */
 export function total<Field extends "runs" | "cases" | "timeMs">(results: readonly Pick<PropertyResult, Field>[], field: Field): number {
   return results.reduce((sum, result) => sum + result[field], 0);
+}
+
+/** What several parts of one property's run did together (time-budget blocks, shards): runs, cases, time and calls, added up. */
+export function addedUp(parts: readonly Pick<PropertyResult, "runs" | "cases" | "timeMs" | "calls">[]): Pick<PropertyResult, "runs" | "cases" | "timeMs" | "calls"> {
+  const calls: CallCount = new Map();
+  for (const part of parts) addCalls(calls, new Map(Object.entries(part.calls)));
+  return { runs: total(parts, "runs"), cases: total(parts, "cases"), timeMs: total(parts, "timeMs"), calls: Object.fromEntries(calls) };
 }
 
 /** The cases of every property added up: what the audit's budget bought. */

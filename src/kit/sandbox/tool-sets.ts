@@ -9,7 +9,7 @@
  * `verified`, hardlinks refused and no best-effort fallback, so it throws where /proc cannot verify
  * descriptors); `needsProcfs` says which sets a platform without Linux procfs cannot build;
  * `attackedTools` picks out `read` and `write` by their spec names and throws, naming what is
- * missing, when a set lacks one; it picks `mkdir` too when there is one (an MCP server's).
+ * missing, when a set lacks one (the race takes every tool by operation: operations/surface.ts).
  * Does not promise: that a set defends against anything. The demo and the tables find that out.
  */
 import type { Tool } from "../../gates/tool.js";
@@ -32,20 +32,17 @@ export const TOOL_SETS: ReadonlyMap<string, ToolSet> = new Map(
 
 export const DEFAULT_TOOL_SET = "chapter";
 
-/** The tools the attack calls: each opens or makes a path it checked a moment earlier; mkdir only where a target has one. */
+/** The tools the deterministic attack calls: each opens or makes a path it checked a moment earlier. */
 export interface AttackedTools {
   read: Tool;
   write: Tool;
-  mkdir?: Tool;
 }
 
 export function attackedTools(tools: readonly Tool[]): AttackedTools {
-  const find = (name: string) => tools.find((candidate) => candidate.spec.name === name);
   const named = (name: string) => {
-    const tool = find(name);
+    const tool = tools.find((candidate) => candidate.spec.name === name);
     if (tool === undefined) throw new Error(`the tool set has no "${name}" tool (it has: ${tools.map((t) => t.spec.name).join(", ")})`);
     return tool;
   };
-  const mkdir = find("mkdir");
-  return { read: named("read"), write: named("write"), ...(mkdir === undefined ? {} : { mkdir }) };
+  return { read: named("read"), write: named("write") };
 }

@@ -7,7 +7,8 @@
  * Layout, inside a sandbox from audit/sandbox.ts, for a contested name N (a path under ws/ whose
  * parents are made as directories; a slash in N is a dash in the parking names):
  *   ws/N                  the occupant: a real directory holding a harmless decoy ws/N/secret.txt
- *                         (the default), a decoy file, or nothing (the name is free)
+ *                         (the default; or under another name), a decoy file, or nothing (the
+ *                         name is free)
  *   outside/...           where the symlink points (default outside/dir, the sandbox's canary
  *                         directory, whose secret.txt holds SECRET)
  *   scratch/N.link        the symlink, parked until the attacker moves it to ws/N
@@ -39,12 +40,16 @@ export interface ArenaOptions {
   occupant?: Occupant;
   /** The absolute path the symlink points to; outside/dir by default. */
   linkTo?: string;
+  /** The name of a directory occupant's decoy file: `TARGET_FILE` by default, the canary's own name. */
+  decoyName?: string;
 }
 
 export interface Arena {
   /** ws/N: the name the tools check, and the name the attacker fights over. */
   contested: string;
   occupant: Occupant;
+  /** A directory occupant's decoy file, by name. */
+  decoyName: string;
   /** Where the symlink points: what lands or is read there has escaped. */
   outsideTarget: string;
   parkedLink: string;
@@ -58,6 +63,7 @@ export async function prepareArena(box: Sandbox, name: string, options: ArenaOpt
   const arena: Arena = {
     contested: join(box.root, name),
     occupant: options.occupant ?? "directory",
+    decoyName: options.decoyName ?? TARGET_FILE,
     outsideTarget: options.linkTo ?? join(box.outside, "dir"),
     parkedLink: `${parked}.link`,
     parkedOccupant: `${parked}.occupant`,
@@ -66,7 +72,7 @@ export async function prepareArena(box: Sandbox, name: string, options: ArenaOpt
   await mkdir(dirname(arena.contested), { recursive: true });
   if (arena.occupant === "directory") {
     await mkdir(arena.contested);
-    await writeFile(join(arena.contested, TARGET_FILE), DECOY);
+    await writeFile(join(arena.contested, arena.decoyName), DECOY);
   } else if (arena.occupant === "file") await writeFile(arena.contested, DECOY);
   await symlink(arena.outsideTarget, arena.parkedLink);
   return arena;

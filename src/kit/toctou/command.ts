@@ -24,10 +24,8 @@ import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 import type { Tool } from "../../gates/tool.js";
-import { schema } from "../../gates/schema.js";
-import { stringField } from "../../gates/fields.js";
-import type { Surface } from "../operations/surface.js";
-import { loadTarget } from "../operations/target.js";
+import { type Surface, moduleSurface } from "../operations/surface.js";
+import { loadTarget, surfaceOf } from "../operations/target.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { mcpTarget } from "../mcp/target.js";
 import type { ToctouTarget } from "./flags.js";
@@ -62,11 +60,11 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
     target = await attackedTarget(plan.target);
     box = await createSandbox(TEMP_PREFIX);
     await target.ready(box.root);
-    const run = { box, toolsName: plan.tools, tools: attackedTools(target.tools(box.root)), narrate, signal };
+    const run = { box, toolsName: plan.tools, narrate, signal };
     let report: DeterministicReport | RaceReport | (RaceReport & { control: ControlRace });
     let code: number;
     if (plan.mode === "deterministic") {
-      report = await runDeterministic(run);
+      report = await runDeterministic({ ...run, tools: attackedTools(target.tools(box.root)) });
       io.stdout(renderDeterministicSummary(report));
       code = deterministicExitCode(report);
       if (plan.svg !== undefined) {
@@ -74,7 +72,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
         narrate(`timeline written to ${plan.svg}`);
       }
     } else {
-      const raced = await runRace({ ...run, budget: plan.budget });
+      const raced = await runRace({ ...run, surface: target.surface(box.root), budget: plan.budget });
       io.stdout(renderRaceSummary(raced));
       const isControl = plan.target.kind === "tools" && plan.target.name === CONTROL_TOOL_SET;
       const control = isControl || raced.stoppedBy === "interrupted" ? undefined : await raceControl(plan.budget, narrate, signal);
@@ -107,39 +105,38 @@ function deterministicExitCode(report: DeterministicReport): number {
   return report.contentEscapes > 0 || report.sideEffects.total > 0 ? 1 : 0;
 }
 
-/** Builds the attacked tools for a root; `ready` starts what they need before the clock runs, `dispose` ends it. */
+/**
+ * The attacked target on a root: its read and write tools for the deterministic mode, every tool by
+ * operation for the race; `ready` starts what they need before the clock runs, `dispose` ends it.
+ */
 interface AttackedTarget {
   tools(root: string): Tool[];
+  surface(root: string): Surface;
   ready(root: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
 async function attackedTarget(target: ToctouTarget): Promise<AttackedTarget> {
   const nothing = async () => {};
+  const ofTools = (tools: (root: string) => Tool[]): AttackedTarget => ({ tools, surface: (root) => moduleSurface(tools(root)), ready: nothing, dispose: nothing });
   if (target.kind === "tools") {
     const toolSet = TOOL_SETS.get(target.name);
     if (toolSet === undefined) throw new Error(`unknown tool set "${target.name}"`);
-    return { tools: (root) => toolSet.create(root), ready: nothing, dispose: nothing };
+    return ofTools((root) => toolSet.create(root));
   }
   if (target.kind === "module") {
     const { createWorkspaceTools } = await loadTarget(target.path);
     if (createWorkspaceTools === undefined) throw new Error(`${target.path} exports no createWorkspaceTools function`);
-    return { tools: (root) => createWorkspaceTools(root), ready: nothing, dispose: nothing };
+    return ofTools((root) => createWorkspaceTools(root));
   }
   const server = mcpTarget(target.command, target.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(target.mapping));
   await server.prepare();
   return {
-    tools: (root) => [...(server.createWorkspaceTools?.(root) ?? []), ...mkdirTools(server.surface?.(root))],
+    tools: (root) => server.createWorkspaceTools?.(root) ?? [],
+    surface: (root) => surfaceOf(server, root),
     ready: (root) => server.start(root),
     dispose: () => server.dispose(),
   };
-}
-
-/** The server's first mkdir tool, as the race's `mkdir`. */
-function mkdirTools(surface: Surface | undefined): Tool[] {
-  const [mkdir] = surface?.of("mkdir") ?? [];
-  if (mkdir === undefined) return [];
-  return [{ spec: { name: "mkdir", description: `mkdir through the MCP tool ${mkdir.name}`, inputSchema: schema(["path"], {}) }, execute: (input) => mkdir.call({ path: stringField(input, "path") ?? "" }) }];
 }
 
 /** The tool set with a known window, raced beside any other target to show that the race can win. */
@@ -159,7 +156,7 @@ async function raceControl(budget: RaceBudget, narrate: (line: string) => void, 
   try {
     const control = TOOL_SETS.get(CONTROL_TOOL_SET);
     if (control === undefined) throw new Error(`no ${CONTROL_TOOL_SET} tool set`);
-    const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, tools: attackedTools(control.create(box.root)), budget, narrate: (line) => narrate(`control: ${line}`), signal });
+    const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, surface: moduleSurface(control.create(box.root)), budget, narrate: (line) => narrate(`control: ${line}`), signal });
     return { tools: CONTROL_TOOL_SET, attempts: raced.total.attempts, escapes: raced.total.escapes, sideEffects: raced.sideEffects.total, swaps: raced.racer.swaps };
   } finally {
     await box.dispose();

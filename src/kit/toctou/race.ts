@@ -2,22 +2,30 @@
  * `--mode race`: a real concurrent attacker (racer.ts) against the unmodified tools, bounded by a
  * number of attempts and a number of seconds, whichever ends first.
  *
- * Attempts take the operations in `RACE_OPERATIONS` in turn, each a tool call on a path the racer is
- * flipping. Through a directory: a new file, a read and a new directory in race/ (a real directory,
- * or a symlink to outside/dir), an overwrite of over/secret.txt (over/ a real directory, or a symlink
- * to outside/, whose secret.txt is a canary). Through the leaf itself: a read of leaf/secret.txt (a
- * file, or a symlink to outside/dir/secret.txt) and an overwrite of leaf/over.txt (a file, or a
- * symlink to outside/secret.txt). The two swaps catch different mistakes: a directory swap wins
- * against any check by path followed by a use by path; a leaf swap wins only against a use that
- * follows a final symlink (a read that opens the path, a write into the file), and loses to a write
- * that renames a temporary file over the name, which replaces the link. An operation whose tool the
- * target lacks (mkdir, for the chapter's tools) is listed as not applicable, never counted as clean.
+ * Attempts take the operations in `RACE_OPERATIONS` in turn, each a call of the target's first tool
+ * that does the operation of the catalogue (operations/catalog.ts) on a path the racer is flipping.
+ * Through a directory: in race/ (a real directory, or a symlink to outside/dir) a new file, a read, a
+ * new directory, a move's source and its destination, a copy's destination and a delete; in over/ (a
+ * real directory, or a symlink to outside/, whose secret.txt is a canary) an overwrite and an edit of
+ * over/secret.txt; in look/ (a real directory holding only decoy.txt, or a symlink to outside/dir) a
+ * listing. Through the leaf itself: a read of leaf/secret.txt (a file, or a symlink to
+ * outside/dir/secret.txt), an overwrite and an edit of leaf/over.txt (a file, or a symlink to
+ * outside/secret.txt). The two swaps catch different mistakes: a directory swap wins against any
+ * check by path followed by a use by path; a leaf swap wins only against a use that follows a final
+ * symlink (a read that opens the path, a write into the file), and loses to a write that renames a
+ * temporary file over the name, which replaces the link. An operation the target has no tool for
+ * (mkdir, edit, list, move, copy and delete, for the chapter's tools) is listed as not applicable,
+ * never counted as clean.
  *
  * Promises: an attempt counts as an escape only on evidence, never on the tool's own answer: for a
- * write, a file outside (where the swap sent it, or another beside it: a temporary file left where
- * the race put it) holds exactly that attempt's bytes; for a read, the returned content holds the
- * canary SECRET, which exists only outside the workspace; for mkdir, the directory it meant exists in
- * outside/dir. Every other attempt is counted once as succeeded, refused (`path escapes workspace`)
+ * write, a copy or a move's destination, a file outside (where the swap sent it, or another beside
+ * it: a temporary file left where the race put it) holds exactly that attempt's bytes; for an edit, a
+ * file outside holds that attempt's marker; for a read, the returned content holds the canary SECRET,
+ * which exists only outside the workspace; for a listing, the answer names secret.txt, which only
+ * outside/dir holds; for mkdir, the directory it meant exists in outside/dir; for a move's source, the
+ * file it moved into the workspace holds SECRET; for a delete, outside/dir/secret.txt is gone. The
+ * canary a move or a delete took is put back at once, so the attempts after it can escape too. Every
+ * other attempt is counted once as succeeded, refused (`path escapes workspace`)
  * or another error (mostly ENOENT: the call met the instant between two renames). Side effects are
  * counted apart from escapes: once the racer has stopped, every change outside the workspace
  * (side-effects.ts), so a tool that leaks no content but leaves an empty file or a directory outside
@@ -30,14 +38,15 @@
  * Side effects are looked for once, at the end: one that was undone before then is not seen, and the
  * overwritten canary counts once however often it was overwritten.
  */
-import { lstat, readFile, readdir } from "node:fs/promises";
+import { lstat, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SECRET, type Sandbox, displayPath } from "../sandbox/sandbox.js";
 import { type Arena, type Occupant, TARGET_FILE, prepareArena } from "./arena.js";
 import { type Racer, type RacerStats, startRacer } from "./racer.js";
 import type { ToolResult } from "../../gates/tool.js";
 import { type SideEffects, sideEffectsOf } from "./side-effects.js";
-import type { AttackedTools } from "../sandbox/tool-sets.js";
+import { type OperationId, type OperationInput, operation as catalogued } from "../operations/catalog.js";
+import type { OperationTool, Surface } from "../operations/surface.js";
 import { ESCAPE_MESSAGE } from "../../gates/messages.js";
 
 export interface RaceBudget {
@@ -67,7 +76,21 @@ export interface Tally {
 export type StopReason = "attempts" | "seconds" | "interrupted" | "racer failed";
 
 /** The calls a race makes, in the order attempts take them: `<operation>.<what the racer swaps>`. */
-export const RACE_OPERATIONS = ["write.directory", "overwrite.directory", "overwrite.leaf", "read.directory", "read.leaf", "mkdir.directory"] as const;
+export const RACE_OPERATIONS = [
+  "write.directory",
+  "overwrite.directory",
+  "overwrite.leaf",
+  "read.directory",
+  "read.leaf",
+  "mkdir.directory",
+  "edit.directory",
+  "edit.leaf",
+  "list.directory",
+  "move.source",
+  "move.destination",
+  "copy.destination",
+  "delete.directory",
+] as const;
 export type RaceOperation = (typeof RACE_OPERATIONS)[number];
 
 export interface RaceReport {
@@ -94,7 +117,8 @@ export interface RaceReport {
 export interface RaceRun {
   box: Sandbox;
   toolsName: string;
-  tools: AttackedTools;
+  /** The target's tools on `box.root`, by operation: each race operation calls the first that does its operation. */
+  surface: Surface;
   budget: RaceBudget;
   narrate: (line: string) => void;
   signal: AbortSignal;
@@ -108,51 +132,118 @@ const CONTESTED = {
   over: { occupant: "directory", linkTo: "." },
   [`leaf/${TARGET_FILE}`]: { occupant: "file", linkTo: `dir/${TARGET_FILE}` },
   "leaf/over.txt": { occupant: "file", linkTo: TARGET_FILE },
-} as const satisfies Record<string, { occupant: Occupant; linkTo: string }>;
+  // Its decoy has another name than the canary beside the link's end: a listing naming the canary listed outside.
+  look: { occupant: "directory", linkTo: "dir", decoyName: "decoy.txt" },
+} as const satisfies Record<string, { occupant: Occupant; linkTo: string; decoyName?: string }>;
 type Contested = keyof typeof CONTESTED;
 const CONTESTED_NAMES = Object.keys(CONTESTED) as Contested[];
 const PROGRESS_EVERY_MS = 5_000;
 const EVIDENCE_KEPT = 3;
 
 /**
- * One operation: the tool it calls, the contested name its path goes through, the path for attempt
- * `n` (`<n>` when narrated), and, for what makes something, where it lands below outside/ when it
- * escapes (a read's evidence is the canary secret in its answer).
+ * How an attempt's escape shows: the canary secret in the answer (a read); the canary's name in the
+ * answer (a listing); a file at `lands` below outside/, or beside it, holding the attempt's payload
+ * (`payload`: exactly its bytes; `marker`: its payload among other text, an edit); the directory it
+ * meant made at `lands` (mkdir); the canary moved into the workspace, at the move's other end (a
+ * move's source); the canary outside/dir/secret.txt gone (a delete).
  */
-type Operation = { contests: Contested; path: (n: string) => string } & ({ tool: "read" } | { tool: "write" | "mkdir"; lands: (n: string) => string });
+type Evidence =
+  | { kind: "secret answered" }
+  | { kind: "canary named" }
+  | { kind: "landed"; holds: "payload" | "marker"; lands: (n: string) => string }
+  | { kind: "made"; lands: (n: string) => string }
+  | { kind: "canary taken" }
+  | { kind: "canary removed" };
 
-const OPERATIONS: Record<RaceOperation, Operation> = {
-  "write.directory": { tool: "write", contests: "race", path: (n) => `race/escape-${n}.txt`, lands: (n) => `dir/escape-${n}.txt` },
-  "overwrite.directory": { tool: "write", contests: "over", path: () => `over/${TARGET_FILE}`, lands: () => TARGET_FILE },
-  "overwrite.leaf": { tool: "write", contests: "leaf/over.txt", path: () => "leaf/over.txt", lands: () => TARGET_FILE },
-  "read.directory": { tool: "read", contests: "race", path: () => `race/${TARGET_FILE}` },
-  "read.leaf": { tool: "read", contests: `leaf/${TARGET_FILE}`, path: () => `leaf/${TARGET_FILE}` },
-  "mkdir.directory": { tool: "mkdir", contests: "race", path: (n) => `race/made-${n}`, lands: (n) => `dir/made-${n}` },
+/**
+ * One race operation: the catalogue's operation whose tool it calls, the contested name its path goes
+ * through, the path (`<n>` when narrated), for a move or a copy the other end (a name in the
+ * workspace's top directory, which the race fills with the attempt's payload first when it is the
+ * source), and its evidence.
+ */
+interface RaceCall {
+  operation: OperationId;
+  contests: Contested;
+  path: (n: string) => string;
+  otherEnd?: { role: "source" | "destination"; name: (n: string) => string };
+  evidence: Evidence;
+}
+
+const landed = (holds: "payload" | "marker", lands: (n: string) => string): Evidence => ({ kind: "landed", holds, lands });
+
+const OPERATIONS: Record<RaceOperation, RaceCall> = {
+  "write.directory": { operation: "write", contests: "race", path: (n) => `race/escape-${n}.txt`, evidence: landed("payload", (n) => `dir/escape-${n}.txt`) },
+  "overwrite.directory": { operation: "write", contests: "over", path: () => `over/${TARGET_FILE}`, evidence: landed("payload", () => TARGET_FILE) },
+  "overwrite.leaf": { operation: "write", contests: "leaf/over.txt", path: () => "leaf/over.txt", evidence: landed("payload", () => TARGET_FILE) },
+  "read.directory": { operation: "read", contests: "race", path: () => `race/${TARGET_FILE}`, evidence: { kind: "secret answered" } },
+  "read.leaf": { operation: "read", contests: `leaf/${TARGET_FILE}`, path: () => `leaf/${TARGET_FILE}`, evidence: { kind: "secret answered" } },
+  "mkdir.directory": { operation: "mkdir", contests: "race", path: (n) => `race/made-${n}`, evidence: { kind: "made", lands: (n) => `dir/made-${n}` } },
+  "edit.directory": { operation: "edit", contests: "over", path: () => `over/${TARGET_FILE}`, evidence: landed("marker", () => TARGET_FILE) },
+  "edit.leaf": { operation: "edit", contests: "leaf/over.txt", path: () => "leaf/over.txt", evidence: landed("marker", () => TARGET_FILE) },
+  "list.directory": { operation: "list", contests: "look", path: () => "look", evidence: { kind: "canary named" } },
+  "move.source": {
+    operation: "move",
+    contests: "race",
+    path: () => `race/${TARGET_FILE}`,
+    otherEnd: { role: "destination", name: (n) => `taken-${n}.txt` },
+    evidence: { kind: "canary taken" },
+  },
+  "move.destination": {
+    operation: "move",
+    contests: "race",
+    path: (n) => `race/moved-${n}.txt`,
+    otherEnd: { role: "source", name: (n) => `moving-${n}.txt` },
+    evidence: landed("payload", (n) => `dir/moved-${n}.txt`),
+  },
+  "copy.destination": {
+    operation: "copy",
+    contests: "race",
+    path: (n) => `race/copied-${n}.txt`,
+    otherEnd: { role: "source", name: (n) => `copying-${n}.txt` },
+    evidence: landed("payload", (n) => `dir/copied-${n}.txt`),
+  },
+  "delete.directory": { operation: "delete", contests: "race", path: () => `race/${TARGET_FILE}`, evidence: { kind: "canary removed" } },
 };
 
-/** The tool an operation calls: `write` for a new file and an overwrite alike. */
-export function raceOperationTool(operation: RaceOperation): keyof AttackedTools {
-  return OPERATIONS[operation].tool;
+/** The catalogue's operation a race operation calls a tool for: `write` for a new file and an overwrite alike. */
+export function raceOperationTool(operation: RaceOperation): OperationId {
+  return OPERATIONS[operation].operation;
+}
+
+/** The input of attempt `n`: the path through the contested name, and what the operation needs besides. */
+function inputOf(call: RaceCall, n: string, payload: string): OperationInput {
+  const path = call.path(n);
+  if (call.otherEnd !== undefined) {
+    const other = call.otherEnd.name(n);
+    return call.otherEnd.role === "source" ? { source: other, destination: path } : { source: path, destination: other };
+  }
+  if (call.operation === "write") return { path, content: payload };
+  // Every decoy and canary ends with a newline.
+  if (call.operation === "edit") return { path, oldText: "\n", newText: `\n${payload}` };
+  return { path };
 }
 
 export async function runRace(run: RaceRun): Promise<RaceReport> {
-  const { box, tools, budget, narrate, signal } = run;
+  const { box, surface, budget, narrate, signal } = run;
   const arenas = await layOutArenas(box);
   const shown = (path: string) => displayPath(box, path);
-  const offered = RACE_OPERATIONS.filter((operation) => tools[OPERATIONS[operation].tool] !== undefined);
+  const toolOf = (operation: RaceOperation): OperationTool | undefined => surface.of(OPERATIONS[operation].operation)[0];
+  const offered = RACE_OPERATIONS.filter((operation) => toolOf(operation) !== undefined);
   const notApplicable = Object.fromEntries(
-    RACE_OPERATIONS.filter((operation) => !offered.includes(operation)).map((operation) => [operation, `the target has no ${OPERATIONS[operation].tool} tool`]),
+    RACE_OPERATIONS.filter((operation) => !offered.includes(operation)).map((operation) => [operation, `the target has no tool that ${catalogued(OPERATIONS[operation].operation).does}`]),
   );
+  // Put back at once when a move or a delete takes it, so the attempts after it can escape too.
+  const canary = join(box.outside, CONTESTED.race.linkTo, TARGET_FILE);
+  const ground: Ground = { box, examined: new Set(), canary: { path: canary, bytes: await readFile(canary) } };
   narrate("TOCTOU, race: a racer thread flips directories, files and symlinks while the real tools check and use paths.");
   narrate(`tool set: ${run.toolsName}; working in ${box.base} (removed at the end)`);
   for (const arena of arenas)
     narrate(`  ${shown(arena.contested)} flips between a real ${arena.occupant} and a symlink to ${shown(arena.outsideTarget)}`);
-  narrate(`  attempts take in turn: ${offered.map((operation) => `${operation} (${OPERATIONS[operation].tool} ${OPERATIONS[operation].path("<n>")})`).join(", ")}`);
+  narrate(`  attempts take in turn: ${offered.map((operation) => `${operation} (${toolOf(operation)?.name} ${OPERATIONS[operation].path("<n>")})`).join(", ")}`);
   for (const [operation, reason] of Object.entries(notApplicable)) narrate(`  ${operation}: not applicable, ${reason}`);
   narrate(`  budget: ${budget.attempts} attempts or ${budget.seconds} s, whichever ends first`);
 
   const tallies = Object.fromEntries(offered.map((operation) => [operation, emptyTally()])) as Partial<Record<RaceOperation, Tally>>;
-  const examined = new Set<string>();
   const firstEvidence: string[] = [];
   let first: RaceReport["total"]["firstEscape"] = null;
   let attempts = 0;
@@ -182,7 +273,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
       attempts += 1;
       const tally = tallies[operation] as Tally;
       tally.attempts += 1;
-      const { result, escape } = await attempt(box, tools, operation, attempts, examined);
+      const { result, escape } = await attempt(ground, toolOf(operation) as OperationTool, operation, attempts);
       if (escape === undefined) {
         countOutcome(tally, result);
         continue;
@@ -250,7 +341,10 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
 /** The arenas of `CONTESTED`, in its order: each inside the workspace, its link pointing out. */
 async function layOutArenas(box: Sandbox): Promise<Arena[]> {
   const arenas: Arena[] = [];
-  for (const name of CONTESTED_NAMES) arenas.push(await prepareArena(box, name, { occupant: CONTESTED[name].occupant, linkTo: join(box.outside, CONTESTED[name].linkTo) }));
+  for (const name of CONTESTED_NAMES) {
+    const { occupant, linkTo, ...decoy } = CONTESTED[name];
+    arenas.push(await prepareArena(box, name, { occupant, linkTo: join(box.outside, linkTo), ...decoy }));
+  }
   return arenas;
 }
 
@@ -260,34 +354,76 @@ interface Attempt {
   escape: string | undefined;
 }
 
-async function attempt(box: Sandbox, tools: AttackedTools, operation: RaceOperation, attempt: number, examined: Set<string>): Promise<Attempt> {
+/** Where the race looks for evidence, and what it puts back. */
+interface Ground {
+  box: Sandbox;
+  /** Outside files read once already: what a later attempt leaves beside a landing is new. */
+  examined: Set<string>;
+  /** outside/dir/secret.txt, the canary a move or a delete may take, and its bytes. */
+  canary: { path: string; bytes: Buffer };
+}
+
+async function attempt(ground: Ground, tool: OperationTool, operation: RaceOperation, attempt: number): Promise<Attempt> {
+  const { box } = ground;
   const call = OPERATIONS[operation];
   const n = String(attempt);
-  const asked = call.path(n);
-  if (call.tool === "read") {
-    const result = await tools.read.execute({ path: asked });
-    return { result, escape: result.isError !== true && result.content.includes(SECRET) ? "read returned the canary secret" : undefined };
+  const payload = `attempt ${attempt}: meant for ws/${call.path(n)}\n`;
+  const source = call.otherEnd?.role === "source" ? join(box.root, call.otherEnd.name(n)) : undefined;
+  if (source !== undefined) await writeFile(source, payload);
+  const result = await tool.call(inputOf(call, n, payload));
+  try {
+    return { result, escape: await evidenceOf(ground, call, n, payload, result) };
+  } finally {
+    // What is left in the workspace's top directory is the race's own: a source not moved, a decoy taken.
+    if (call.otherEnd !== undefined) await rm(join(box.root, call.otherEnd.name(n)), { force: true });
   }
-  const landing = join(box.outside, call.lands(n));
-  if (call.tool === "mkdir") {
-    const result = await (tools.mkdir as NonNullable<AttackedTools["mkdir"]>).execute({ path: asked });
-    const made = await lstat(landing).then(
-      (stats) => stats.isDirectory(),
-      () => false,
-    );
-    return { result, escape: made ? `${displayPath(box, landing)} is the directory it made` : undefined };
+}
+
+async function evidenceOf(ground: Ground, call: RaceCall, n: string, payload: string, result: ToolResult): Promise<string | undefined> {
+  const { box, canary } = ground;
+  const { evidence } = call;
+  switch (evidence.kind) {
+    case "secret answered":
+      return result.isError !== true && result.content.includes(SECRET) ? "read returned the canary secret" : undefined;
+    case "canary named":
+      return result.content.includes(TARGET_FILE) ? `the listing named ${TARGET_FILE}, which only ${displayPath(box, dirname(canary.path))} holds` : undefined;
+    case "made": {
+      const landing = join(box.outside, evidence.lands(n));
+      const made = await lstat(landing).then(
+        (stats) => stats.isDirectory(),
+        () => false,
+      );
+      return made ? `${displayPath(box, landing)} is the directory it made` : undefined;
+    }
+    case "landed": {
+      const holds = evidence.holds === "payload" ? (content: string) => content === payload : (content: string) => content.includes(payload);
+      const landed = await landedOutside(join(box.outside, evidence.lands(n)), holds, ground.examined);
+      return landed === undefined ? undefined : `${displayPath(box, landed)} holds its ${evidence.holds === "payload" ? `${Buffer.byteLength(payload)} bytes` : "edit"}`;
+    }
+    case "canary taken": {
+      const taken = join(box.root, call.otherEnd?.name(n) ?? "");
+      const took = (await readFile(taken, "utf8").catch(() => "")).includes(SECRET);
+      if (!took) return undefined;
+      await writeFile(canary.path, canary.bytes);
+      return `${displayPath(box, canary.path)} was moved into the workspace as ${displayPath(box, taken)}`;
+    }
+    case "canary removed": {
+      const removed = await lstat(canary.path).then(
+        () => false,
+        () => true,
+      );
+      if (!removed) return undefined;
+      await writeFile(canary.path, canary.bytes);
+      return `${displayPath(box, canary.path)} was removed`;
+    }
   }
-  const payload = `attempt ${attempt}: meant for ws/${asked}\n`;
-  const result = await tools.write.execute({ path: asked, content: payload });
-  const landed = await landedOutside(landing, payload, examined);
-  return { result, escape: landed === undefined ? undefined : `${displayPath(box, landed)} holds its ${Buffer.byteLength(payload)} bytes` };
 }
 
 /**
- * The file holding a write's payload: `landing`, or one beside it under a name not `examined` before
- * (each other file there is read once: what a later attempt leaves is new).
+ * The file holding what a call wrote (`holds` says whether it does): `landing`, or one beside it under
+ * a name not `examined` before (each other file there is read once: what a later attempt leaves is new).
  */
-async function landedOutside(landing: string, payload: string, examined: Set<string>): Promise<string | undefined> {
+async function landedOutside(landing: string, holds: (content: string) => boolean, examined: Set<string>): Promise<string | undefined> {
   const beside = dirname(landing);
   const others = (await readdir(beside)).map((entry) => join(beside, entry)).filter((entry) => entry !== landing && !examined.has(entry));
   for (const candidate of [landing, ...others]) {
@@ -297,7 +433,7 @@ async function landedOutside(landing: string, payload: string, examined: Set<str
       if (error.code === "ENOENT" || error.code === "EISDIR") return undefined;
       throw error;
     });
-    if (landed === payload) return candidate;
+    if (landed !== undefined && holds(landed)) return candidate;
   }
   return undefined;
 }

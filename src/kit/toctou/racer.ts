@@ -11,7 +11,10 @@
  * occupant is renamed over the name, replacing whatever stands there, and a fresh link is made for
  * the next flip. So a target that renames a file of its own over the name (a write by temporary
  * file, which replaces the link itself) cannot stop the flips: its file is overwritten, not parked;
- * and one that removed the file leaves a free name, where a fresh decoy is parked.
+ * and one that removed the file leaves a free name, where a fresh decoy is parked. A directory
+ * occupant whose decoy a target moved or removed gets a fresh one while it is parked (a real
+ * directory, in the scratch directory: nothing written there can land outside), so a move or a delete
+ * that wins on the real directory does not end the race for the calls after it.
  *
  * Promises: `startRacer` resolves once the thread is flipping, or rejects (with the thread stopped)
  * when it does not start within 10 s; `stop()` ends the thread, first by asking it to leave its loop
@@ -57,7 +60,8 @@ const FIRST_ARENA = 2;
 const RACER_SOURCE = `
 "use strict";
 const { parentPort, workerData } = require("node:worker_threads");
-const { renameSync, symlinkSync, writeFileSync } = require("node:fs");
+const { lstatSync, renameSync, symlinkSync, writeFileSync } = require("node:fs");
+const { join } = require("node:path");
 const { arenas, decoy, stopFlag, counters } = workerData;
 const stop = new Int32Array(stopFlag);
 const count = new BigInt64Array(counters);
@@ -80,7 +84,17 @@ function occupy(arena, from) {
 }
 function flipDirectory(arena, toLink) {
   renameSync(arena.contested, toLink ? arena.parkedOccupant : arena.parkedLink);
+  if (toLink) keepDecoy(arena);
   occupy(arena, toLink ? arena.parkedLink : arena.parkedOccupant);
+}
+// Only into a real directory: what the racer parked is whatever stood at the name.
+function keepDecoy(arena) {
+  if (!lstatSync(arena.parkedOccupant).isDirectory()) return;
+  try {
+    writeFileSync(join(arena.parkedOccupant, arena.decoyName), decoy, { flag: "wx" });
+  } catch (error) {
+    if (error.code !== "EEXIST") throw error;
+  }
 }
 function flipFile(arena, toLink) {
   if (toLink) {

@@ -78,9 +78,11 @@ export function renderRaceSummary(report: RaceReport): string {
   );
   if (total.escapes > 0)
     lines.push(
-      `${total.escapes} of ${total.attempts} tool calls escaped. Evidence: each write escape is a file outside the`,
-      "workspace holding that attempt's own bytes; each read escape returned the canary secret; each mkdir",
-      "escape is the directory it meant, made outside.",
+      `${total.escapes} of ${total.attempts} tool calls escaped. Evidence: each escape of a write, a copy or a move's`,
+      "destination is a file outside the workspace holding that attempt's own bytes (of an edit, its text);",
+      "each read escape returned the canary secret, each listing escape named it; each mkdir escape is the",
+      "directory it meant, made outside; each escape of a move's source carried the canary into the",
+      "workspace, and each delete escape removed it (the race put it back).",
     );
   if (report.sideEffects.total > 0)
     lines.push(
