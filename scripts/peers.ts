@@ -1,14 +1,14 @@
 // `npm run peers [-- NAME... | --render]`: installs the pinned packages of fixtures/peers/catalog.ts into a folder
 // of their own ($TMPDIR/workspace-gates-peers), audits each (MCP servers with `audit --mcp`, helpers
-// through their adapters), and writes docs/peers.json and docs/peers.md from the results. With names,
-// only those packages are audited again and the others keep their rows. Slow (minutes); needs the
-// npm registry. `--render` only rewrites docs/peers.md from docs/peers.json (after a merge).
+// through their adapters), and writes each one's row into docs/peers.json and docs/peers.md as it
+// finishes. With names, only those packages are audited again and the others keep their rows. Slow
+// (minutes); needs the npm registry. `--render` only rewrites docs/peers.md from docs/peers.json (after a merge).
 import { execFile } from "node:child_process";
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { PEERS, type Peer } from "../fixtures/peers/catalog.js";
+import { ADAPTERS_FOLDER, PEERS, type Peer } from "../fixtures/peers/catalog.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { RACE_OPERATIONS, type RaceReport, raceOperationTool } from "../src/kit/toctou/race.js";
 import { main } from "../src/kit/cli.js";
@@ -29,44 +29,58 @@ const only = process.argv.slice(2);
 const unknown = only.filter((name) => !PEERS.some((peer) => peer.name === name));
 if (unknown.length > 0) throw new Error(`no such peer: ${unknown.join(", ")}`);
 
-await mkdir(join(PEERS_FOLDER, "adapters"), { recursive: true });
+await mkdir(PEERS_FOLDER, { recursive: true });
+// The adapters import the installed packages by name, and their shared helper by a relative path.
+await cp(ADAPTERS_FOLDER, join(PEERS_FOLDER, "adapters"), { recursive: true });
 const dependencies = Object.fromEntries(PEERS.map((peer) => [peer.name, peer.version]));
 await writeFile(join(PEERS_FOLDER, "package.json"), `${JSON.stringify({ private: true, type: "module", dependencies }, null, 2)}\n`);
 process.stdout.write(`installing ${PEERS.length} packages into ${PEERS_FOLDER}\n`);
 await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: PEERS_FOLDER });
 
-const previous = only.length === 0 ? [] : (JSON.parse(await readFile(PEERS_DATA_FILE, "utf8")) as PeersData).peers;
-const data: PeersData = { seed: SEED, runs: RUNS, raceSeconds: RACE_SECONDS, peers: [] };
 const reports = await mkdtemp(join(tmpdir(), "workspace-gates-peers-reports-"));
 try {
-  for (const peer of PEERS) {
-    const kept = previous.find((run) => run.name === peer.name && run.version === peer.version);
-    if (only.length > 0 && !only.includes(peer.name) && kept !== undefined) data.peers.push(kept);
-    else data.peers.push(await audit(peer, join(reports, `${data.peers.length}.json`)));
-  }
+  for (const [index, peer] of PEERS.entries())
+    if (only.length === 0 || only.includes(peer.name)) await save(await audit(peer, join(reports, `${index}.json`)));
 } finally {
   await rm(reports, { recursive: true, force: true });
 }
-await mkdir(dirname(PEERS_DATA_FILE), { recursive: true });
-await writeFile(PEERS_DATA_FILE, `${JSON.stringify(data, null, 2)}\n`);
-await writeFile(PEERS_PAGE_FILE, renderPeers(data));
-process.stdout.write(`wrote ${PEERS_DATA_FILE} and ${PEERS_PAGE_FILE}\n`);
+
+/**
+ * Writes `run` into docs/peers.json and docs/peers.md as soon as it is done, beside the rows the data
+ * already holds for the catalog's other packages at their pinned versions: a package whose audit cannot
+ * run (a server that does not start under load) loses no other package's row, and two runs with other
+ * names can go side by side.
+ */
+async function save(run: PeerRun): Promise<void> {
+  const previous = await readFile(PEERS_DATA_FILE, "utf8").then((text) => (JSON.parse(text) as PeersData).peers, () => []);
+  const peers = PEERS.flatMap((peer) => (peer.name === run.name ? [run] : previous.filter((kept) => kept.name === peer.name && kept.version === peer.version)));
+  const data: PeersData = { seed: SEED, runs: RUNS, raceSeconds: RACE_SECONDS, peers };
+  await mkdir(dirname(PEERS_DATA_FILE), { recursive: true });
+  await writeFile(PEERS_DATA_FILE, `${JSON.stringify(data, null, 2)}\n`);
+  await writeFile(PEERS_PAGE_FILE, renderPeers(data));
+  process.stdout.write(`wrote ${run.name} into ${PEERS_DATA_FILE} and ${PEERS_PAGE_FILE}\n`);
+}
 
 async function audit(peer: Peer, json: string): Promise<PeerRun> {
-  const common = ["audit", "--seed", String(SEED), "--runs", String(RUNS), "--json", json];
+  const runs = peer.budget?.runs ?? RUNS;
+  const common = ["audit", "--seed", String(SEED), "--runs", String(runs), "--json", json];
   let argv: string[];
   if (peer.kind === "mcp") {
     const command = peer.command.map((word) => word.replaceAll("{install}", PEERS_FOLDER));
     argv = [...common, "--mcp", ...(peer.mapping === undefined ? [] : ["--mapping", peer.mapping]), "--", ...command];
   } else {
-    const adapter = join(PEERS_FOLDER, "adapters", basename(peer.adapter));
-    await copyFile(peer.adapter, adapter);
-    argv = [...common, adapter, "--only", peer.only.join(",")];
+    argv = [...common, join(PEERS_FOLDER, "adapters", basename(peer.adapter)), "--only", peer.only.join(",")];
   }
   process.stdout.write(`${peer.name}@${peer.version}: workspace-gates ${argv.join(" ")}\n`);
   let stderr = "";
   const code = await main(argv, { stdout: () => {}, stderr: (text) => (stderr += text) });
-  if (code === 2) throw new Error(`the audit of ${peer.name} could not run: ${stderr}`);
+  if (code === 2) {
+    // The audit's last word on why (`audit: the MCP server failed during the audit, …`), without the machine's paths.
+    const unaudited = portable(stderr.split("\n").filter((line) => line.startsWith("audit: ")).at(-1) ?? stderr.trim());
+    process.stdout.write(`  could not be audited: ${unaudited}\n`);
+    process.exitCode = 1;
+    return { name: peer.name, version: peer.version, kind: peer.kind, unaudited, coverage: [], results: [] };
+  }
   const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
   const failed = report.results.filter((result) => result.status === "failed").map((result) => result.id);
   process.stdout.write(`  fails: ${failed.join(", ") || "nothing"}\n`);
@@ -75,17 +89,20 @@ async function audit(peer: Peer, json: string): Promise<PeerRun> {
     name: peer.name,
     version: peer.version,
     kind: peer.kind,
+    ...(peer.budget === undefined ? {} : { budget: peer.budget }),
     ...(peer.kind === "mcp" ? { race: await race(argv.slice(argv.indexOf("--mcp")), `${json}.race.json`) } : {}),
+    coverage: report.coverage.map((row) => ({ ...row, why: portable(row.why) })),
     results: [
-      ...report.results.map(({ id, kind, status, reason, counterexample, replay }) => ({
+      ...report.results.map(({ id, kind, status, calls, reason, counterexample, replay }) => ({
         id,
         kind,
         status,
+        calls,
         ...(reason === undefined ? {} : { reason: portable(reason) }),
         ...(counterexample === undefined ? {} : { counterexample: portable(counterexample) }),
         ...(replay === undefined ? {} : { replay: portable(replay) }),
       })),
-      ...inapplicable.map(([id, reason]) => ({ id, kind: "guarantee" as const, status: "not-applicable" as const, reason })),
+      ...inapplicable.map(([id, reason]) => ({ id, kind: "guarantee" as const, status: "not-applicable" as const, calls: {}, reason })),
     ],
   };
 }

@@ -1,21 +1,36 @@
 // Needs the npm registry: installs @modelcontextprotocol/server-filesystem, pinned as in the gallery,
 // into a temp project. Run with `npm run test:registry` (WORKSPACE_GATES_REGISTRY=1), as CI does after
 // `npm test`; `npm test` skips it, with the reason in its name.
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promisify } from "node:util";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ADAPTERS_FOLDER, type McpPeer, PEERS } from "../fixtures/peers/catalog.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { cli } from "./support/cli.js";
 import { FILESYSTEM_SERVER_MAPPING } from "../src/kit/mcp/mapping.js";
 import { mcpTarget } from "../src/kit/mcp/target.js";
-import { createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { loadTarget } from "../src/kit/operations/target.js";
+import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { materialize } from "../src/kit/sandbox/tree.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 import type { ControlRace } from "../src/kit/toctou/command.js";
 import { DEFAULT_RACE_BUDGET } from "../src/kit/toctou/flags.js";
 import type { RaceReport } from "../src/kit/toctou/race.js";
 import { type InstalledServer, installOfficialServer } from "./support/official-server.js";
+
+// The gallery's packages reached through fixtures/peers/adapters: an adapter module, or a server's launcher.
+const ADAPTED = [
+  "@google/gemini-cli-core",
+  "just-bash",
+  "bash-tool",
+  "@openai/agents-core",
+  "@fastify/send",
+  "@mariozechner/pi-coding-agent",
+  "@wonderwhy-er/desktop-commander",
+];
 
 describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
   "the official MCP filesystem server, installed from the registry (skipped without WORKSPACE_GATES_REGISTRY=1: needs the npm registry)",
@@ -74,6 +89,95 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
       const again = await cli([...(failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2)]);
       expect(again.code).toBe(1);
       expect(again.stdout).toContain((failure?.counterexample as string).split("\n").join("\n      "));
+    });
+  },
+);
+
+// The gallery's adapters (fixtures/peers/adapters), each driven through one planted escape: a link
+// inside the root to the outside canary directory, or a `..` past the root. Where the package
+// confines, its own check must refuse it, so an adapter that went around that check fails here; where
+// it confines nothing by design (pi-coding-agent), the escape goes through, so an adapter that added
+// a check of its own fails here too.
+const GALLERY = ADAPTED.map((name) => {
+  const peer = PEERS.find((candidate) => candidate.name === name);
+  if (peer === undefined) throw new Error(`fixtures/peers/catalog.ts pins no ${name}`);
+  return peer;
+});
+const DESKTOP_COMMANDER = GALLERY.find((peer): peer is McpPeer => peer.kind === "mcp");
+
+describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
+  "the gallery's adapters, installed from the registry (skipped without WORKSPACE_GATES_REGISTRY=1: needs the npm registry)",
+  () => {
+    let project: string;
+    let box: Sandbox;
+    const adapter = (file: string) => loadTarget(join(project, "adapters", file));
+    const tools = async (file: string) => Object.fromEntries(((await adapter(file)).createWorkspaceTools?.(box.root) ?? []).map((tool) => [tool.spec.name, tool]));
+    const outside = () => join(box.root, "..", "outside");
+    beforeAll(async () => {
+      project = await mkdtemp(join(tmpdir(), "workspace-gates-gallery-"));
+      await writeFile(join(project, "package.json"), '{ "type": "module" }\n');
+      await cp(ADAPTERS_FOLDER, join(project, "adapters"), { recursive: true });
+      await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", ...GALLERY.map((peer) => `${peer.name}@${peer.version}`)], { cwd: project });
+    }, 600_000);
+    afterAll(async () => {
+      await rm(project, { recursive: true, force: true });
+    });
+    beforeEach(async () => {
+      box = await createSandbox("workspace-gates-gallery-");
+      await materialize([{ kind: "symlink", at: ["l"], target: { form: "relative", area: "outside", path: [] } }], box);
+    });
+    afterEach(async () => {
+      await box.dispose();
+    });
+
+    it("@google/gemini-cli-core: isWithinRoot keeps the root's parent out, and the file tools' resolution refuses a write through the link", async () => {
+      const gemini = await adapter("gemini-cli-core.mjs");
+      // isWithinRoot(pathToCheck, rootDirectory): the other order would call the root inside its own child.
+      expect(gemini.isInside?.(join(box.root, "sub"), box.root)).toBe(false);
+      await expect(gemini.workspacePath?.(box.root, "l/new.txt", true)).rejects.toThrow();
+    });
+
+    it("just-bash: ReadWriteFs refuses a write through the link, OverlayFs a read", async () => {
+      const { write, overlay_read: overlayRead } = await tools("just-bash.mjs");
+      expect(await write?.execute({ path: "l/new.txt", content: "escaped" })).toMatchObject({ isError: true });
+      const read = await overlayRead?.execute({ path: "l/secret.txt" });
+      expect(read?.content).not.toContain(SECRET);
+      expect(await box.canaryChanges()).toEqual([]);
+    });
+
+    it("bash-tool: writeFile refuses the link, and bash's cat reads nothing through it", async () => {
+      const { write, bash } = await tools("bash-tool.mjs");
+      expect(await write?.execute({ path: "l/new.txt", content: "escaped" })).toMatchObject({ isError: true });
+      expect((await bash?.execute({ command: "cat l/secret.txt" }))?.content).not.toContain(SECRET);
+      expect(await box.canaryChanges()).toEqual([]);
+    });
+
+    it("@openai/agents-core: the session refuses a path through the link, and create_file a write through it", async () => {
+      await expect((await adapter("openai-agents-core.mjs")).workspacePath?.(box.root, "l/new.txt", true)).rejects.toThrow(/escapes the workspace root/);
+      const { write } = await tools("openai-agents-core.mjs");
+      expect(await write?.execute({ path: "l/new.txt", content: "escaped" })).toMatchObject({ isError: true });
+      expect(await box.canaryChanges()).toEqual([]);
+    });
+
+    it("@fastify/send: a request that climbs past the root is refused (403)", async () => {
+      await expect((await adapter("fastify-send.mjs")).workspacePath?.(box.root, "../outside/secret.txt", false)).rejects.toThrow(/403/);
+    });
+
+    it("@mariozechner/pi-coding-agent: confines nothing, so the climb reads the outside canary", async () => {
+      const { read } = await tools("pi-coding-agent.mjs");
+      expect((await read?.execute({ path: "../outside/secret.txt" }))?.content).toContain(SECRET);
+    });
+
+    it("@wonderwhy-er/desktop-commander: the launcher's allowed directory refuses a write past the root", { timeout: 120_000 }, async () => {
+      const server = DESKTOP_COMMANDER?.command.map((word) => word.replaceAll("{install}", project)) ?? [];
+      const target = mcpTarget(server, FILESYSTEM_SERVER_MAPPING);
+      try {
+        const [, write] = target.createWorkspaceTools?.(box.root) ?? [];
+        expect(await write?.execute({ path: join(outside(), "new.txt"), content: "escaped" })).toMatchObject({ isError: true });
+        expect(await box.canaryChanges()).toEqual([]);
+      } finally {
+        await target.dispose();
+      }
     });
   },
 );

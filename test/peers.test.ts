@@ -14,9 +14,9 @@ describe("the gallery of real packages (docs/peers.md)", () => {
     expect(await readFile(PEERS_PAGE_FILE, "utf8")).toBe(renderPeers(data));
   });
 
-  it("holds a run of every catalogued package, at its pinned version, six at least", () => {
+  it("holds a run of every catalogued package, at its pinned version, twelve at least", () => {
     expect(data.peers.map((run) => `${run.name}@${run.version}`)).toEqual(PEERS.map((peer) => `${peer.name}@${peer.version}`));
-    expect(PEERS.length).toBeGreaterThanOrEqual(6);
+    expect(PEERS.length).toBeGreaterThanOrEqual(12);
     expect(PEERS.filter((peer) => peer.kind === "mcp").map((peer) => peer.name)).toEqual(
       expect.arrayContaining(["@modelcontextprotocol/server-filesystem", "@agent-infra/mcp-server-filesystem", "mcp-server-filesystem"]),
     );
@@ -34,6 +34,30 @@ describe("the gallery of real packages (docs/peers.md)", () => {
       }
   });
 
+  it("classifies every failed guarantee from the package's source: no finding is published without its class", () => {
+    for (const run of data.peers) {
+      const peer = PEERS.find((candidate) => candidate.name === run.name);
+      for (const result of run.results)
+        if (result.kind === "guarantee" && result.status === "failed") expect(peer?.classes[result.id], `${run.name} ${result.id}`).toMatch(/\w{4,}/);
+    }
+  });
+
+  it("names every audited package that fails no guarantee a negative control, and no other", async () => {
+    const controls = (await readFile(PEERS_PAGE_FILE, "utf8")).split("## Negative controls")[1]?.split("## Findings")[0] ?? "";
+    for (const run of data.peers) {
+      const fails = run.results.some((result) => result.kind === "guarantee" && result.status === "failed");
+      expect(controls.includes(`- \`${run.name}\` ${run.version}: holds`), run.name).toBe(!fails && run.unaudited === undefined);
+    }
+  });
+
+  it("lists every tool of every MCP server, with what it was taken for and a verdict the page shows", async () => {
+    const page = await readFile(PEERS_PAGE_FILE, "utf8");
+    for (const run of data.peers.filter((candidate) => candidate.kind === "mcp" && candidate.unaudited === undefined)) {
+      expect(run.coverage.length, run.name).toBeGreaterThan(0);
+      for (const row of run.coverage) expect(page, `${run.name} ${row.tool}`).toContain(`| \`${row.tool}\` | ${row.plays}`);
+    }
+  });
+
   it("reports the official filesystem server's quote and whitespace sibling escape", () => {
     const official = data.peers.find((run) => run.name === "@modelcontextprotocol/server-filesystem");
     const write = official?.results.find((result) => result.id === "containment.write");
@@ -44,7 +68,7 @@ describe("the gallery of real packages (docs/peers.md)", () => {
 
   it("races every MCP server (and no helper, which has no tools), with a racer that swapped", () => {
     for (const run of data.peers) {
-      if (run.kind === "helper") expect(run.race, run.name).toBeUndefined();
+      if (run.kind === "helper" || run.unaudited !== undefined) expect(run.race, run.name).toBeUndefined();
       else expect(run.race?.swaps, run.name).toBeGreaterThan(0);
     }
     const official = data.peers.find((run) => run.name === "@modelcontextprotocol/server-filesystem");
