@@ -216,8 +216,8 @@ export interface ProbeConstraints extends TreeConstraints, AimConstraints {
 
 /**
  * A tree and probes aimed at it, each made by `probe` from the candidates aimed at the tree (through
- * its links, or anywhere `generic` aims) and from the tree itself; in one case of four the tree opens
- * with a link that leads out, and the first probe is made from the candidate that uses it.
+ * its links, or anywhere `generic` aims) and from the tree itself; but for one tree in `attackFreq`,
+ * the tree opens with an attack, and the first probes are made from the candidates that use it.
  */
 export function treeAnd<P>(
   probe: (aimed: fc.Arbitrary<Candidate>, attack: Attack | undefined, tree: Tree) => fc.Arbitrary<P>,
