@@ -7,7 +7,8 @@
  * `\\.\` device namespaces, whose "server" is `?` or `.`) as devices, and compares case-insensitively,
  * as `path.win32.relative` does.
  * Does not promise: answers for relative or drive-relative inputs (`C:foo`), which depend on a current
- * directory; generators do not feed those here.
+ * directory, or for `..` in the `\\?\` and `\\.\` namespaces, which Windows does not resolve (`\\?\`) or
+ * resolves past the drive, as path.win32 does; generators do not feed those here.
  */
 
 export function referenceInsidePosix(root: string, path: string): boolean {
