@@ -62,12 +62,25 @@ const win32Pair: fc.Arbitrary<PathPair> = fc
     const root = `${rootDevice}\\${rootParts.join("\\")}`;
     const device = pathDevice ?? (upperCase ? rootDevice.toUpperCase() : rootDevice);
     const again = rootParts.map((part) => (upperCase ? part.toUpperCase() : part)).join(rootSeparator);
-    // No `..` in a device namespace path: Windows leaves it unresolved (`\\?\`), and path.win32 pops
-    // the drive with it where the reference stops at the device, so no answer there is the contract's.
-    const steps = DEVICE_NAMESPACE.test(device) ? tail.filter(([, segment]) => segment !== "..") : tail;
+    const steps = DEVICE_NAMESPACE.test(device) ? belowTheDevice(rootParts.length, tail) : tail;
     return { root, path: `${device}${rootSeparator}${again}${suffix}${steps.map(([sep, seg]) => sep + seg).join("")}` };
   });
 
+/**
+ * The tail without the `..` steps that would climb above a device namespace's drive: there the
+ * reference stops at the device, path.win32 pops the drive, and Windows does not resolve `..` at all
+ * (`\\?\`), so no answer is the contract's. A `..` that stays below the drive is kept.
+ */
+function belowTheDevice<T extends readonly [string, string]>(depth: number, tail: readonly T[]): T[] {
+  let below = depth;
+  return tail.filter(([, segment]) => {
+    if (segment === "..") {
+      if (below === 0) return false;
+      below -= 1;
+    } else if (segment !== "" && segment !== ".") below += 1;
+    return true;
+  });
+}
 
 function isInsideProperty(flavour: "posix" | "win32"): AuditProperty<PathPair> {
   const pathApi = flavour === "posix" ? nodePath.posix : nodePath.win32;
