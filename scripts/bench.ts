@@ -150,7 +150,7 @@ async function writeThenRename(path: string, text: string, mode?: number): Promi
   await rename(temporary, path);
 }
 
-/** Issue 35's goal for a write: the checks cost under a third of the write discipline they guard. */
+/** Issue 35's goal for a write: the checks add under 30 % to the write discipline they guard. */
 const GATE_OVER_FLOOR = 1.3;
 
 const gatesSection: Section = {

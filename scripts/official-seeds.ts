@@ -1,7 +1,7 @@
 // `npm run official-seeds`: the default `audit --mcp` on the official MCP filesystem server (the
 // gallery's pinned version, installed from the npm registry), once for each seed from 1 to 20. Keeps
 // the figures in docs/official-seeds.json and draws the table of docs/audit-budget.md from them. Takes
-// about 45 s a seed: the default budget, and the server's starts.
+// a minute or more a seed: the default budget, the shrinking of what failed, and the server's starts.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";

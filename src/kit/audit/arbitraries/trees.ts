@@ -202,10 +202,10 @@ export interface Probe {
 }
 
 export interface ProbeConstraints extends TreeConstraints, AimConstraints {
-  /** The attacks a tree may open with (default `linkAttack()`: a link that leads out). */
+  /** The attacks a tree may open with (default `linkAttackOpening()`: a link that leads out). */
   attack?: fc.Arbitrary<Attack>;
-  /** One tree in `attackFreq` opens with no attack (default 3); the others with one of `attack`. */
-  attackFreq?: number;
+  /** One tree in `noAttackOneIn` opens with no attack (default 3); the others with one of `attack`. */
+  noAttackOneIn?: number;
   /**
    * The most probes aimed at one tree (default 64), drawn across the whole range (about 30 on
    * average): laying out a tree, resetting it and comparing its canaries costs as much as dozens of
@@ -216,7 +216,7 @@ export interface ProbeConstraints extends TreeConstraints, AimConstraints {
 
 /**
  * A tree and probes aimed at it, each made by `probe` from the candidates aimed at the tree (through
- * its links, or anywhere `generic` aims) and from the tree itself; but for one tree in `attackFreq`,
+ * its links, or anywhere `generic` aims) and from the tree itself; but for one tree in `noAttackOneIn`,
  * the tree opens with an attack, and the first probes are made from the candidates that use it.
  */
 export function treeAnd<P>(
@@ -224,9 +224,9 @@ export function treeAnd<P>(
   generic: fc.Arbitrary<Candidate>,
   constraints: ProbeConstraints = {},
 ): fc.Arbitrary<{ tree: Tree; probes: P[] }> {
-  const { maxProbes = 64, attack: attacks = linkAttackOpening(), attackFreq = 3 } = constraints;
+  const { maxProbes = 64, attack: attacks = linkAttackOpening(), noAttackOneIn = 3 } = constraints;
   return fc
-    .tuple(fc.option(attacks, { freq: attackFreq }), fsTree(constraints))
+    .tuple(fc.option(attacks, { freq: noAttackOneIn }), fsTree(constraints))
     .chain(([attack, entries]) => {
       const tree = attack === null ? entries : [...attack.entries, ...entries];
       const aimed = candidateThrough(tree, generic, constraints);

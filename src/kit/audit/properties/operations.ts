@@ -82,8 +82,8 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
       : operation.onDirectory
         ? [{ weight: 2, arbitrary: listingAttack() }]
         : [];
-  // Five trees in six open with an attack: the probes after the first aim anywhere anyway.
-  const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted), attackFreq: 6 };
+  // Five trees in six open with an attack: the probes after the attack's aim anywhere anyway.
+  const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted), noAttackOneIn: 6 };
   const aimed = treeAnd(probe, generic, { ...(operation.onDirectory ? { leaf: directoryLeaf() } : {}), ...attack, ...constraints });
   return fc.tuple(workspaceRoot(), aimed).map(([root, { tree, probes }]) => ({ root, tree, probes }));
 }
