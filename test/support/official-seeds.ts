@@ -35,11 +35,11 @@ export interface OfficialSeeds {
   rows: SeedRow[];
 }
 
-/** The twin a counterexample's link reaches, by its name (`ws'`, or of the case's root), when it names one. */
+/** The twin a counterexample's one link to a twin reaches, by its name (`ws'`, or of the case's root); null unless it has exactly one. */
 export function twinOf(counterexample: string | undefined): string | null {
   const text = counterexample ?? "";
-  const index = /\$BOX\/sibling(\d+)|sibling(\d+) \(relative\)/.exec(text);
-  const number = index?.[1] ?? index?.[2];
+  const links = [...text.matchAll(/\$BOX\/sibling(\d+)|sibling(\d+) \(relative\)/g)];
+  const number = links.length === 1 ? (links[0]?.[1] ?? links[0]?.[2]) : undefined;
   const root = /^root: (".*") \(/m.exec(text)?.[1];
   return number === undefined ? null : (namedTwins(root === undefined ? "ws" : (JSON.parse(root) as string))[Number(number)] ?? null);
 }
