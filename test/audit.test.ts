@@ -54,7 +54,8 @@ describe("the audit on the reference implementation", () => {
 });
 
 describeNeeding(LINUX_PROCFS, "the audit on the verified tools (src/verified/contract.ts)", () => {
-  it("passes every guarantee, and closes the hardlink limit the chapter's tools fail", async () => {
+  // Every property at --runs 20, the creating ones with a tree of links to every twin: 25 s on two busy workers.
+  it("passes every guarantee, and closes the hardlink limit the chapter's tools fail", { timeout: 120_000 }, async () => {
     const json = join(scratchDir.path, "verified.json");
     const { code, stdout } = await cli("audit", "src/verified/contract.ts", "--runs", "20", "--seed", String(seed), "--json", json);
     expect(code, stdout).toBe(0);
@@ -240,7 +241,7 @@ describe("the fork baseline", () => {
     for (const result of baseline.results) expect(result.status, result.id).toBe(result.kind === "limit" ? "failed" : notTheChapters(result.id) ? "not-applicable" : "passed");
   });
 
-  it("passes the reference against its own baseline", async () => {
+  it("passes the reference against its own baseline", { timeout: 120_000 }, async () => {
     const { code, stdout } = await cli("audit", "--baseline", "fixtures/baseline.json", "--runs", "5", "--seed", "2");
     expect(code, stdout).toBe(0);
     expect(stdout).toContain("against baseline fixtures/baseline.json:\n  regressions (passed there, failed or skipped here): none\n");
