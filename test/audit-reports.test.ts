@@ -345,6 +345,42 @@ describe("a failure's consequence and threat", () => {
   });
 });
 
+describe("the threat a failure needs", () => {
+  // Values are lists of links; any list fails, so the same case without its links fails too, and needed less.
+  const checked: number[][] = [];
+  const property: AuditProperty<number[]> = {
+    id: "example.threat",
+    gate: "workspacePath",
+    kind: "guarantee",
+    title: "an example that fails with or without its links",
+    needs: ["isInside"],
+    consequence: "hardening broken",
+    threat: (links) => (links.length > 0 ? "a link inside the workspace" : "the model's input alone"),
+    withoutLinks: (links) => (links.length > 0 ? [] : undefined),
+    arbitrary: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
+    render: (links) => JSON.stringify(links),
+    check: async (_target, links) => {
+      checked.push(links);
+      violation(`${links.length} links`);
+    },
+  };
+  const target = { label: "m.mjs", isInside: () => true };
+
+  it("judges a failed case again without its links, and reports the lesser threat when that fails too", async () => {
+    checked.length = 0;
+    const result = await runProperty(property, target, { seed: 1, runs: 10 });
+    expect(result).toMatchObject({ status: "failed", threat: "the model's input alone" });
+    expect(checked.at(-1)).toEqual([]);
+  });
+
+  it("does not judge it again when told to stop at the first failure: the threat is the case's own", async () => {
+    checked.length = 0;
+    const result = await runProperty(property, target, { seed: 1, runs: 10, stopAtFirstFailure: true });
+    expect(result).toMatchObject({ status: "failed", threat: "a link inside the workspace" });
+    expect(checked).toHaveLength(1);
+  });
+});
+
 describe("--fail-on", () => {
   it("fails on every consequence of a guarantee by default, wording only with --conformance, and knows each one", () => {
     expect(DEFAULT_FAIL_ON).toEqual(Object.keys(CONSEQUENCES).filter((consequence) => consequence !== "wording differs"));

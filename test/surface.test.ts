@@ -89,7 +89,7 @@ describe("over MCP (fixtures/mcp/tools-server.ts serving the surface)", () => {
 
   it.each(SURFACE_VARIANTS.flatMap((variant) => variant.caughtBy.map((id) => [variant.module, id, variant.mcpOnly === true ? SEEDS : [1]] as const)))(
     "%s is killed by %s at the default budget (seeds %j)",
-    // A crash over 20 seeds: each failure is judged once more without its tree's links (the threat), which restarts the server again.
+    // A crash over 20 seeds: every case that kills the server is done again on a fresh one before it counts.
     { timeout: 300_000 },
     async (module, id, seeds) => {
       const target = mcpTarget(served(`fixtures/surface/${module}.ts`), await readMapping(MAPPING_FILE));

@@ -23,7 +23,10 @@ export interface RunOptions {
   path?: string;
   /** Starts at this case of the seed's stream instead of the first (a shard's block, shard.ts). */
   firstRun?: number;
-  /** Stop at the first failing case without shrinking it: enough to prove a property catches a bug. */
+  /**
+   * Stop at the first failing case without shrinking it or judging it again without its links (its
+   * threat is then what the case itself shows): enough to prove a property catches a bug.
+   */
   stopAtFirstFailure?: boolean;
   /** How long one case may take before it counts as a hang (default `DEFAULT_CASE_TIMEOUT_MS`). */
   timeoutMs?: number;
@@ -170,7 +173,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const { errorInstance } = details;
   const consequence = consequenceOf(errorInstance);
   const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
-  const threat = await threatNeeded(property, target, value, hung ? undefined : timeoutMs);
+  const threat = await threatNeeded(property, target, value, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs);
   await disposeSandboxes({ keepIdle: options.keepSandboxes === true });
   return {
     ...common,
@@ -188,8 +191,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
 
 /**
  * What the counterexample needs: when it lays out links, the case without them is judged once more
- * (unless the case hung, `timeoutMs` undefined: it would wait as long again), and one that still
- * fails needed less.
+ * (unless `timeoutMs` is undefined: the case hung, and would wait as long again, or the caller stops
+ * at the first failure), and one that still fails needed less.
  */
 async function threatNeeded<T>(property: AuditProperty<T>, target: AuditTarget, value: T | undefined, timeoutMs: number | undefined): Promise<Threat> {
   // Without a counterexample (fast-check gave up on skipped cases) nothing shows more than the input.
