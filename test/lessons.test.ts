@@ -33,7 +33,7 @@ describe.each(LESSONS)("lesson $page", (lesson) => {
       [lesson.fixed, 0],
     ]);
     for (const { args, exits } of commands) {
-      expect(args.slice(1)).toEqual(["--only", caughtBy.join(","), "--seed", "1"]);
+      expect(args.slice(1)).toEqual(["--only", caughtBy.join(","), "--seed", "1", "--time", "10"]);
       const { code, output } = await audit(args);
       expect(code, output).toBe(exits);
       for (const id of caughtBy) expect(output).toMatch(new RegExp(`${id.replace(".", "\\.")}\\s+${exits === 1 ? "FAILED" : "passed"}`));
