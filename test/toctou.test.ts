@@ -21,6 +21,7 @@ import { RACE_OPERATIONS, type RaceReport, type Tally, raceOperationTool } from 
 import { startRacer } from "../src/kit/toctou/racer.js";
 import { withMkdirTrap, withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
 import { NO_SIDE_EFFECTS } from "../src/kit/toctou/side-effects.js";
+import type { ToctouFinding } from "../src/kit/toctou/report.js";
 import { type AttackedTools, TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
 
 const CLAIM_CHANGED =
@@ -106,6 +107,24 @@ describe("toctou --mode deterministic: the limit the chapter admits", () => {
     ]);
     expect(sarif.runs[0].results.every((result) => result.level === "error" && result.locations[0]?.physicalLocation.artifactLocation.uri === "package.json")).toBe(true);
     expect(sarif.runs[0].results[1]?.message.text).toContain(`evidence:\n  ${write?.evidence}`);
+    // The text and the JSON state each finding's consequence and threat too, the same ones.
+    expect(stdout).toContain(
+      [
+        "findings:",
+        "  toctou.read: read escaped on the first try",
+        "    consequence: outside read",
+        "    threat: a concurrent process",
+        "  toctou.write: write escaped on the first try",
+        "    consequence: outside changed",
+        "    threat: a concurrent process",
+        "  toctou.outside: outside the workspace: 1 (1 file with content)",
+        "    consequence: outside changed",
+        "    threat: a concurrent process",
+      ].join("\n"),
+    );
+    const stated = (report as DeterministicReport & { findings: ToctouFinding[] }).findings;
+    expect(stated.map((finding) => [finding.rule, finding.consequence, finding.threat])).toEqual(findings(sarif));
+    expect(stated[0]?.weaknesses).toEqual(["CWE-22", "CWE-200", "CWE-367"]);
 
     expect(code).toBe(1);
     expect(stderr).toBe("");
@@ -133,9 +152,11 @@ describeNeeding(LINUX_PROCFS, "toctou --mode deterministic --tools verified: the
     expect(report.contentEscapes).toBe(0);
     expect(report.sideEffects).toEqual(NO_SIDE_EFFECTS);
     expect(findings(sarif)).toEqual([]);
+    expect((report as DeterministicReport & { findings: ToctouFinding[] }).findings).toEqual([]);
     expect(code).toBe(0);
     expect(stderr).toBe("");
     expect(stdout).toContain("content escapes: 0 of 2 tool calls\nside effects outside the workspace: none\n");
+    expect(stdout).not.toContain("findings:");
     expect(existsSync(report.workdir)).toBe(false);
   });
 });

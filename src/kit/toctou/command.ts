@@ -20,7 +20,7 @@ import { type DeterministicReport, runDeterministic } from "./deterministic.js";
 import { TOCTOU_USAGE, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
 import { type RaceBudget, type RaceReport, runRace } from "./race.js";
-import { renderDeterministicSummary, renderRaceSummary } from "./report.js";
+import { renderDeterministicSummary, renderRaceSummary, toctouFindings } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
 import { toctouSarif } from "./sarif.js";
 import { findingsFile } from "../findings/sarif.js";
@@ -86,7 +86,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
       if (code === 2 && ineffective !== undefined) io.stderr(`toctou: race ineffective: ${ineffective}, so no count of escapes here means anything\n`);
     }
     if (plan.json !== undefined) {
-      await writeFile(plan.json, `${JSON.stringify(report, null, 2)}\n`);
+      await writeFile(plan.json, `${JSON.stringify({ ...report, findings: toctouFindings(report) }, null, 2)}\n`);
       narrate(`report written to ${plan.json}`);
     }
     if (plan.sarif !== undefined) {

@@ -8,9 +8,55 @@
  * of safety.
  * Does not promise: a stable format for machines; use `--json` for that.
  */
+import { type Consequence, type Cwe, type Threat, findingLines, weaknessesOf } from "../findings/findings.js";
+import { ORACLES } from "../operations/catalog.js";
 import type { DeterministicReport } from "./deterministic.js";
-import { RACE_OPERATIONS, type RaceReport, type Tally } from "./race.js";
+import { RACE_OPERATIONS, type RaceReport, type Tally, raceEscapeOracle } from "./race.js";
 import { type SideEffects, describeSideEffects } from "./side-effects.js";
+
+/** The rule of a run that changes nothing outside the workspace. */
+export const OUTSIDE_RULE = "toctou.outside";
+
+/**
+ * One escape of a run, as the text, the JSON (`findings`) and the SARIF state it: the rule it broke
+ * (`toctou.<tool or race operation>`, or `toctou.outside`), the consequence of the catalogue's oracle
+ * its evidence broke, and the threat every escape here needs, a concurrent process.
+ */
+export interface ToctouFinding {
+  rule: string;
+  what: string;
+  consequence: Consequence;
+  threat: Threat;
+  weaknesses: Cwe[];
+  evidence: readonly string[];
+}
+
+export function toctouFindings(report: DeterministicReport | RaceReport): ToctouFinding[] {
+  const found = (rule: string, consequence: Consequence, what: string, evidence: readonly string[]): ToctouFinding => {
+    const threat: Threat = "a concurrent process";
+    return { rule, what, consequence, threat, weaknesses: weaknessesOf(consequence, threat), evidence };
+  };
+  const calls =
+    report.mode === "deterministic"
+      ? report.scenarios
+          .filter((scenario) => scenario.outcome === "escaped")
+          // A read brings the outside in, a write changes it.
+          .map((scenario) => found(`toctou.${scenario.tool}`, ORACLES[scenario.tool === "read" ? "secretInAnswer" : "outsideChanged"].consequence, `${scenario.tool} escaped on the first try`, [scenario.evidence]))
+      : RACE_OPERATIONS.flatMap((operation) => {
+          const tally = report.perOperation[operation];
+          if (tally === undefined || tally.escapes === 0) return [];
+          const first = tally.firstEscape === null ? "" : ` (the first at attempt ${tally.firstEscape.attempt}, ${tally.firstEscape.elapsedMs.toFixed(1)} ms)`;
+          return [found(`toctou.${operation}`, ORACLES[raceEscapeOracle(operation)].consequence, `${tally.escapes} of ${tally.attempts} calls escaped${first}`, tally.evidence)];
+        });
+  const outside = report.sideEffects.total > 0 ? [found(OUTSIDE_RULE, "outside changed", `outside the workspace: ${describeSideEffects(report.sideEffects)}`, report.sideEffects.examples)] : [];
+  return [...calls, ...outside];
+}
+
+/** Each finding with its consequence and threat, as the audit's text report gives a failure's. */
+function findingsLines(report: DeterministicReport | RaceReport): string[] {
+  const findings = toctouFindings(report);
+  return findings.length === 0 ? [] : ["findings:", ...findings.flatMap((finding) => [`  ${finding.rule}: ${finding.what}`, ...findingLines(finding).map((line) => `    ${line}`)])];
+}
 
 export function percent(rate: number): string {
   return `${(rate * 100).toFixed(2)} %`;
@@ -30,7 +76,7 @@ export function renderDeterministicSummary(report: DeterministicReport): string 
   if (unchecked.length > 0) lines.push(`no verdict for ${unchecked.join(" and ")}: the trap never saw a realpath check to strike after`);
   const contained = report.scenarios.filter((scenario) => scenario.outcome === "contained").map((scenario) => scenario.tool);
   if (contained.length > 0) lines.push(`contained: ${contained.join(" and ")} did not escape when the swap came right after the check`);
-  lines.push(`content escapes: ${report.contentEscapes} of ${report.scenarios.length} tool calls`, ...sideEffectLines(report.sideEffects));
+  lines.push(`content escapes: ${report.contentEscapes} of ${report.scenarios.length} tool calls`, ...sideEffectLines(report.sideEffects), ...findingsLines(report));
   return `${lines.join("\n")}\n`;
 }
 
@@ -75,6 +121,7 @@ export function renderRaceSummary(report: RaceReport): string {
     `content escapes: ${total.escapes} of ${total.attempts} tool calls`,
     ...RACE_OPERATIONS.flatMap((operation) => (report.perOperation[operation]?.evidence ?? []).map((evidence) => `  ${operation}: ${evidence}`)),
     ...sideEffectLines(report.sideEffects),
+    ...findingsLines(report),
   );
   if (total.escapes > 0)
     lines.push(

@@ -3,32 +3,19 @@
  * (findings/sarif.ts): an escape is a result.
  *
  * Promises: one rule per tool call the run made (a deterministic scenario's tool, a race operation)
- * and one for the outside; one result, level `error`, per such call that escaped, with the
- * consequence of the catalogue's oracle its evidence broke (a read that returned the canary is
- * `outside read`, a listing that named it `outside revealed`, anything that landed, made, took or
- * removed something outside `outside changed`), and one when anything outside changed, each with the threat `a concurrent process`. A run with no
+ * and one for the outside; one result, level `error`, per finding of the run (`toctouFindings`: each
+ * call that escaped, with the consequence of the catalogue's oracle its evidence broke (a read that
+ * returned the canary is `outside read`, a listing that named it `outside revealed`, anything that
+ * landed, made, took or removed something outside `outside changed`), and one when anything outside
+ * changed, each with the threat `a concurrent process`). A run with no
  * escape has no result, which proves nothing: it is a race. The control race is the chapter's
  * tools, not the target's, and has none.
  */
-import { type Consequence, type Threat, findingLines, weaknessesOf } from "../findings/findings.js";
+import { findingLines } from "../findings/findings.js";
 import { type SarifResult, type SarifRule, toSarifLog } from "../findings/sarif.js";
 import type { DeterministicReport } from "./deterministic.js";
-import { RACE_OPERATIONS, type RaceReport, raceEscapeOracle, raceOperationTool } from "./race.js";
-import { ORACLES } from "../operations/catalog.js";
-import { describeSideEffects } from "./side-effects.js";
-
-const THREAT: Threat = "a concurrent process";
-const OUTSIDE_RULE = "toctou.outside";
-
-interface Escape {
-  ruleId: string;
-  consequence: Consequence;
-  what: string;
-  evidence: readonly string[];
-}
-
-/** What a deterministic scenario's escape costs: its read brings the outside in, its write changes it. */
-const scenarioConsequence = (tool: DeterministicReport["scenarios"][number]["tool"]): Consequence => ORACLES[tool === "read" ? "secretInAnswer" : "outsideChanged"].consequence;
+import { RACE_OPERATIONS, type RaceReport, raceOperationTool } from "./race.js";
+import { OUTSIDE_RULE, toctouFindings } from "./report.js";
 
 export function toctouSarif(report: DeterministicReport | RaceReport, location: string): string {
   const calls =
@@ -39,21 +26,9 @@ export function toctouSarif(report: DeterministicReport | RaceReport, location: 
           tool: raceOperationTool(operation),
           does: `${operation} while a racer thread swaps ${operation.endsWith(".leaf") ? "the file" : "a directory on its path"} for a symlink to outside`,
         }));
-  const escapes: Escape[] =
-    report.mode === "deterministic"
-      ? report.scenarios
-          .filter((scenario) => scenario.outcome === "escaped")
-          .map((scenario) => ({ ruleId: `toctou.${scenario.tool}`, consequence: scenarioConsequence(scenario.tool), what: `${scenario.tool} escaped on the first try`, evidence: [scenario.evidence] }))
-      : RACE_OPERATIONS.flatMap((operation) => {
-          const tally = report.perOperation[operation];
-          if (tally === undefined || tally.escapes === 0) return [];
-          const first = tally.firstEscape === null ? "" : ` (the first at attempt ${tally.firstEscape.attempt}, ${tally.firstEscape.elapsedMs.toFixed(1)} ms)`;
-          return [{ ruleId: `toctou.${operation}`, consequence: ORACLES[raceEscapeOracle(operation)].consequence, what: `${tally.escapes} of ${tally.attempts} calls escaped${first}`, evidence: tally.evidence }];
-        });
-  if (report.sideEffects.total > 0)
-    escapes.push({ ruleId: OUTSIDE_RULE, consequence: "outside changed", what: `outside the workspace: ${describeSideEffects(report.sideEffects)}`, evidence: report.sideEffects.examples });
+  const escapes = toctouFindings(report);
   const rules: SarifRule[] = [...calls, { ruleId: OUTSIDE_RULE, tool: "any", does: "the run, which changes nothing outside the workspace" }].map((call) => {
-    const escape = escapes.find((candidate) => candidate.ruleId === call.ruleId);
+    const escape = escapes.find((candidate) => candidate.rule === call.ruleId);
     return {
       id: call.ruleId,
       name: call.ruleId.replace(/\.(\w)/g, (_dot, letter: string) => letter.toUpperCase()),
@@ -61,17 +36,17 @@ export function toctouSarif(report: DeterministicReport | RaceReport, location: 
       description: `A check-then-use (TOCTOU) window of the ${call.tool} tool: ${call.does} must neither read nor change anything outside the workspace.`,
       help: "docs/toctou.md of workspace-gates says how the demonstration swaps and what counts as an escape; the verified tools close the window.",
       tags: ["toctou", report.mode],
-      ...(escape === undefined ? {} : { finding: { consequence: escape.consequence, weaknesses: weaknessesOf(escape.consequence, THREAT) } }),
+      ...(escape === undefined ? {} : { finding: { consequence: escape.consequence, weaknesses: escape.weaknesses } }),
     };
   });
   const results = escapes.map(
     (escape): SarifResult => ({
-      ruleId: escape.ruleId,
+      ruleId: escape.rule,
       level: "error",
-      message: [`${escape.ruleId}: ${escape.what}`, ...findingLines({ consequence: escape.consequence, threat: THREAT }), "evidence:", ...escape.evidence.map((line) => `  ${line}`)].join("\n"),
+      message: [`${escape.rule}: ${escape.what}`, ...findingLines(escape), "evidence:", ...escape.evidence.map((line) => `  ${line}`)].join("\n"),
       consequence: escape.consequence,
-      threat: THREAT,
-      weaknesses: weaknessesOf(escape.consequence, THREAT),
+      threat: escape.threat,
+      weaknesses: escape.weaknesses,
       target: report.tools,
       properties: { mode: report.mode },
     }),
