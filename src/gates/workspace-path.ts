@@ -36,13 +36,13 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { isInside } from "./is-inside.js";
 import { ESCAPE_MESSAGE, NUL_MESSAGE } from "./messages.js";
 
-/** The slice of `node:fs/promises` the check uses, injectable for fault injection (EACCES as root). */
+/** The check's lookups as `node:fs/promises` makes them, injectable for fault injection (EACCES as root). */
 export type FsApi = Pick<typeof fsPromises, "lstat" | "realpath">;
 
 /** What the check and the write tool read of an `lstat`. */
 export type LeafStats = Pick<Stats, "isFile" | "isDirectory" | "isSymbolicLink" | "mode">;
 
-/** What the check calls: an injected `FsApi`, or the lookups it makes unless told otherwise, which answer at once. */
+/** What the check calls: an injected `FsApi`, or `SYNC_LOOKUPS`, which answer at once. */
 export interface Lookups {
   lstat(path: string): LeafStats | Promise<LeafStats>;
   realpath(path: string): string | Promise<string>;
@@ -67,7 +67,10 @@ export interface CheckedPath {
   path: string;
   /** `path` itself when it exists (as `lstat` sees it), otherwise its nearest existing ancestor. */
   existing: string;
-  /** `lstat(path)` as the check saw it, when `path` exists (so `existing` is `path`). */
+  /**
+   * `lstat(path)` as the check saw it, whenever `path` exists (so `existing` is `path`). The write tool
+   * takes the leaf's kind from it: a hand-made boundary that leaves it out has an existing file refused.
+   */
   leaf?: LeafStats | undefined;
 }
 

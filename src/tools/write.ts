@@ -85,9 +85,9 @@ async function replaceFile(checked: CheckedPath & { candidate: string }, content
  * Where an existing leaf is written, as `open(path, O_CREAT)` would reach it: the path itself, or the
  * file a symlink there leads to (the link stays). Refuses what is not a regular file. A dangling link
  * (which the chapter's check refuses, a fork's may not) leads where the kernel would create its target.
- * `linkStats` is the check's own `lstat` of the leaf, not asked again: that view is no older than the
- * check's verdict, which the write already rests on, and a leaf swapped for a symlink after it is
- * replaced by the rename rather than followed.
+ * `linkStats` is the check's own `lstat` of the leaf, not asked again: a leaf that was a file then and
+ * is swapped for a symlink afterwards is replaced by the rename rather than followed. One that was a
+ * symlink then is followed to wherever it leads now (a window of the check, like the directory swap).
  */
 async function landingPlace(path: string, linkStats: LeafStats): Promise<{ destination: string; stats: LeafStats }> {
   const stats = linkStats.isSymbolicLink() ? await stat(path).catch(async (error: unknown) => {
