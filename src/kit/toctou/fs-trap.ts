@@ -2,9 +2,11 @@
  * The attacker's perfect timing, arranged from outside the code under attack: while `body` runs, this
  * process's `realpath` (`node:fs/promises`' and `realpathSync.native`, the one the tools' check makes)
  * or `node:fs/promises`' `mkdir` is replaced by one that makes the true call and then, the first time
- * the call is one the trap is set for, runs the attacker's move before handing the answer back. The caller receives a correct answer that is already stale, which is exactly a TOCTOU
- * window, made as wide as the move needs. The code under attack is not touched: it imports
- * `node:fs/promises` as usual, and `syncBuiltinESMExports` makes its ESM bindings see the swap.
+ * the call is one the trap is set for, runs the attacker's move before handing the answer back. The
+ * caller receives a correct answer that is already stale, which is exactly a TOCTOU window, made as
+ * wide as the move needs. The code under attack is not touched: `syncBuiltinESMExports` makes its
+ * ESM imports of `node:fs/promises` see the swap, and `realpathSync.native` is a property it looks
+ * up when it calls.
  * It is the kit's one way of placing a move after a call: the deterministic demo and the tests' swap
  * scenarios (fixtures/swap-scenarios.ts) trap the path check's `realpath`, against tools built
  * without options; a test of the verified walk traps the `mkdir` that precedes its open.
