@@ -84,17 +84,24 @@ describeEachToolSet("known limits", (toolSet) => {
       await writeFile(join(box.root, "a.txt"), "x");
       const { read } = toolsFor(toolSet, box);
       const real = realpathSync.native;
-      const onThisThread: string[] = [];
+      const events: string[] = [];
+      // The check's lookup of the file hangs for 200 ms, as on a stuck mount; a timer is due 20 ms in.
       realpathSync.native = ((...args: Parameters<typeof real>) => {
-        onThisThread.push(String(args[0]));
+        if (String(args[0]) === join(box.root, "a.txt")) {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+          events.push("lookup returned");
+        }
         return real(...args);
       }) as typeof real;
+      const due = new Promise<void>((resolve) => setTimeout(() => resolve(void events.push("timer fired")), 20));
       try {
         await expect(read.execute({ path: "a.txt" })).resolves.toEqual({ content: "x" });
       } finally {
         realpathSync.native = real;
       }
-      expect(onThisThread).toContain(join(box.root, "a.txt"));
+      await due;
+      // Nothing else ran while the lookup hung: the timer due at 20 ms fired only after it returned.
+      expect(events).toEqual(["lookup returned", "timer fired"]);
     });
 
     describeNeeding(POSIX_SHELL, "bash is not confined by any path gate", () => {
