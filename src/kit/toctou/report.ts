@@ -31,11 +31,18 @@ export interface ToctouFinding {
   evidence: readonly string[];
 }
 
+/** What every escape of the demonstration needs: it is a race against another process. */
+const THREAT: Threat = "a concurrent process";
+
 export function toctouFindings(report: DeterministicReport | RaceReport): ToctouFinding[] {
-  const found = (rule: string, consequence: Consequence, what: string, evidence: readonly string[]): ToctouFinding => {
-    const threat: Threat = "a concurrent process";
-    return { rule, what, consequence, threat, weaknesses: weaknessesOf(consequence, threat), evidence };
-  };
+  const found = (rule: string, consequence: Consequence, what: string, evidence: readonly string[]): ToctouFinding => ({
+    rule,
+    what,
+    consequence,
+    threat: THREAT,
+    weaknesses: weaknessesOf(consequence, THREAT),
+    evidence,
+  });
   const calls =
     report.mode === "deterministic"
       ? report.scenarios
