@@ -28,6 +28,7 @@ export const CHEAPEST_FIRST = [
   "chapter-review",
   "descriptor-leaks",
   "tool-path",
+  "sandbox",
   "bash",
   "bash-cancellation",
   "verified-platform",

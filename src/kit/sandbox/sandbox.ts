@@ -31,11 +31,12 @@
  * times of every directory above and beside the workspace, and a new file `PERTURBED_NAME` in each of
  * them; the function it answers puts every one back as it was (contents, times, names), so the
  * canaries compare as unchanged again.
- * Does not promise: to notice writes outside `base`. Generators keep every path and link target they
+ * Does not promise: to notice writes outside `base`; to put times back finer than the millisecond (a
+ * Date's), so a tool that reveals only the sub-millisecond digits of an outside time goes unseen. Generators keep every path and link target they
  * produce within `GUARD_DEPTH` parent steps (see audit/arbitraries/), which is what keeps them inside.
  */
-import { accessSync, constants } from "node:fs";
-import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { accessSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { type RootTwin, rootTwins } from "./root-twins.js";
@@ -149,8 +150,8 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
     ...rawSiblings,
   ];
   const unwatched = new Set([root, scratch].map(byteKey));
-  const before = await snapshotOutside(base, unwatched);
-  const outsideChanges = async (): Promise<OutsideChange[]> => diffSnapshots(before, await snapshotOutside(base, unwatched)).map(({ key: _key, ...change }) => change);
+  const before = snapshotOutside(base, unwatched);
+  const outsideChanges = async (): Promise<OutsideChange[]> => diffSnapshots(before, snapshotOutside(base, unwatched)).map(({ key: _key, ...change }) => change);
   const canaryChanges = async () => (await outsideChanges()).map(({ change, path }) => `${change} ${path}`);
   return {
     base,
@@ -162,26 +163,26 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
     rootAlias,
     outsideChanges,
     canaryChanges,
-    perturbOutside: () => perturb(canaryFiles, outsideDirectories),
+    perturbOutside: async () => perturb(canaryFiles, outsideDirectories),
     async reset({ canariesChecked = false } = {}) {
       try {
         if (!canariesChecked) {
-          const changed = diffSnapshots(before, await snapshotOutside(base, unwatched));
+          const changed = diffSnapshots(before, snapshotOutside(base, unwatched));
           if (changed.length > 0) {
-            await restoreOutside(before, changed.map(({ key }) => key));
-            if (diffSnapshots(before, await snapshotOutside(base, unwatched)).length > 0) return false;
+            restoreOutside(before, changed.map(({ key }) => key));
+            if (diffSnapshots(before, snapshotOutside(base, unwatched)).length > 0) return false;
           }
         }
         for (const dir of [root, scratch]) {
-          const stats = await lstat(dir);
+          const stats = lstatSync(dir);
           if (!stats.isDirectory() || stats.isSymbolicLink()) return false;
           // rm does not follow links, so emptying cannot reach through one.
-          const names = (await readdir(dir)).filter((name) => dir !== scratch || name !== ROOT_ALIAS);
-          await Promise.all(names.map((name) => rm(join(dir, name), { recursive: true, force: true })));
+          const names = readdirSync(dir).filter((name) => dir !== scratch || name !== ROOT_ALIAS);
+          for (const name of names) rmSync(join(dir, name), { recursive: true, force: true });
         }
-        if ((await readlink(rootAlias).catch(() => undefined)) !== root) {
-          await rm(rootAlias, { force: true });
-          await symlink(root, rootAlias);
+        if (aliasTarget(rootAlias) !== root) {
+          rmSync(rootAlias, { force: true });
+          symlinkSync(root, rootAlias);
         }
         return true;
       } catch {
@@ -194,6 +195,14 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
   };
 }
 
+function aliasTarget(alias: string): string | undefined {
+  try {
+    return readlinkSync(alias);
+  } catch {
+    return undefined;
+  }
+}
+
 function canaryFileOf(directory: string | Buffer): string | Buffer {
   return typeof directory === "string" ? join(directory, CANARY_FILE) : Buffer.concat([directory, Buffer.from(`/${CANARY_FILE}`)]);
 }
@@ -203,18 +212,17 @@ const PERTURBED_CONTENT = `${SECRET} perturbed: another content, another size, o
 /** The times every perturbed entry gets: a moment no run of the audit can be in. */
 const PERTURBED_TIME = new Date("2001-02-03T04:05:06.789Z");
 
-async function perturb(files: readonly (string | Buffer)[], directories: readonly (string | Buffer)[]): Promise<() => Promise<void>> {
-  const contents = await Promise.all(files.map((file) => readFile(file)));
-  const times = await Promise.all([...files, ...directories].map(async (path) => ({ path, stats: await lstat(path) })));
+function perturb(files: readonly (string | Buffer)[], directories: readonly (string | Buffer)[]): () => Promise<void> {
+  const contents = files.map((file) => readFileSync(file));
+  const times = [...files, ...directories].map((path) => ({ path, stats: lstatSync(path) }));
   const added = directories.map((directory) => (typeof directory === "string" ? join(directory, PERTURBED_NAME) : Buffer.concat([directory, Buffer.from(`/${PERTURBED_NAME}`)])));
-  await Promise.all(files.map((file) => writeFile(file, PERTURBED_CONTENT)));
-  await Promise.all(added.map((file) => writeFile(file, PERTURBED_CONTENT)));
-  await Promise.all([...files, ...directories, ...added].map((path) => utimes(path, PERTURBED_TIME, PERTURBED_TIME)));
+  for (const file of [...files, ...added]) writeFileSync(file, PERTURBED_CONTENT);
+  for (const path of [...files, ...directories, ...added]) utimesSync(path, PERTURBED_TIME, PERTURBED_TIME);
   return async () => {
-    await Promise.all(added.map((file) => rm(file, { force: true })));
-    await Promise.all(files.map((file, index) => writeFile(file, contents[index] as Buffer)));
+    for (const file of added) rmSync(file, { force: true });
+    files.forEach((file, index) => writeFileSync(file, contents[index] as Buffer));
     // Directories last: removing a file changes its directory's times.
-    await Promise.all(times.map(({ path, stats }) => utimes(path, stats.atime, stats.mtime)));
+    for (const { path, stats } of times) utimesSync(path, stats.atime, stats.mtime);
   };
 }
 
@@ -248,34 +256,39 @@ export function displayBytes(path: Buffer): string {
   return shown;
 }
 
-async function snapshotOutside(base: string, unwatched: ReadonlySet<string>): Promise<Snapshot> {
+/**
+ * Synchronous, like the rest of the sandbox's work between cases: nothing of the case is in flight
+ * then, and the walk is some eighty lookups in a row, each a trip through the thread pool when
+ * asynchronous, which cost more than the tool calls the snapshot judges (docs/bench.md, "sandbox").
+ */
+function snapshotOutside(base: string, unwatched: ReadonlySet<string>): Snapshot {
   const entries: Snapshot = new Map();
-  await snapshotInto(Buffer.from(base), unwatched, entries);
+  snapshotInto(Buffer.from(base), unwatched, entries);
   return entries;
 }
 
-async function snapshotInto(path: Buffer, unwatched: ReadonlySet<string>, entries: Snapshot): Promise<void> {
+function snapshotInto(path: Buffer, unwatched: ReadonlySet<string>, entries: Snapshot): void {
   const key = byteKey(path);
   if (unwatched.has(key)) return;
   const shown = displayBytes(path);
   let stats;
   try {
-    stats = await lstat(path);
+    stats = lstatSync(path);
   } catch {
     entries.set(key, { path: shown, state: { kind: "missing" }, fingerprint: "missing" });
     return;
   }
   if (stats.isSymbolicLink()) {
-    const raw = await readlink(path, { encoding: "buffer" });
+    const raw = readlinkSync(path, { encoding: "buffer" });
     const target = displayBytes(raw);
     entries.set(key, { path: shown, state: { kind: "symlink", target }, fingerprint: `link -> ${raw.toString("latin1")}`, bytes: raw });
   } else if (stats.isFile()) {
-    const raw = await readFile(path);
+    const raw = readFileSync(path);
     entries.set(key, { path: shown, state: { kind: "file", bytes: raw.length }, fingerprint: `file ${raw.toString("latin1")}`, bytes: raw });
   } else if (stats.isDirectory()) {
     entries.set(key, { path: shown, state: { kind: "directory" }, fingerprint: "dir" });
-    const names = (await readdir(path, { encoding: "buffer" })).sort(Buffer.compare);
-    for (const name of names) await snapshotInto(Buffer.concat([path, Buffer.from("/"), name]), unwatched, entries);
+    const names = readdirSync(path, { encoding: "buffer" }).sort(Buffer.compare);
+    for (const name of names) snapshotInto(Buffer.concat([path, Buffer.from("/"), name]), unwatched, entries);
   } else entries.set(key, { path: shown, state: { kind: "special", mode: stats.mode }, fingerprint: `special mode ${stats.mode}` });
 }
 
@@ -294,16 +307,16 @@ function diffSnapshots(before: Snapshot, after: Snapshot): (OutsideChange & { ke
  * Puts each changed path back as `before` has it: whatever stands there now goes first (`rm` follows
  * no link), then, parents before children, what stood there is made again.
  */
-async function restoreOutside(before: Snapshot, keys: readonly string[]): Promise<void> {
+function restoreOutside(before: Snapshot, keys: readonly string[]): void {
   const paths = [...keys].sort((one, other) => one.length - other.length);
-  for (const key of [...paths].reverse()) await rm(Buffer.from(key, "latin1"), { recursive: true, force: true });
+  for (const key of [...paths].reverse()) rmSync(Buffer.from(key, "latin1"), { recursive: true, force: true });
   for (const key of paths) {
     const was = before.get(key);
     const path = Buffer.from(key, "latin1");
     if (was === undefined || was.state.kind === "missing") continue;
-    if (was.state.kind === "directory") await mkdir(path, { recursive: true });
-    else if (was.state.kind === "symlink") await symlink(was.bytes as Buffer, path);
-    else if (was.state.kind === "file") await writeFile(path, was.bytes as Buffer);
+    if (was.state.kind === "directory") mkdirSync(path, { recursive: true });
+    else if (was.state.kind === "symlink") symlinkSync(was.bytes as Buffer, path);
+    else if (was.state.kind === "file") writeFileSync(path, was.bytes as Buffer);
   }
 }
 

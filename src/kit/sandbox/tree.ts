@@ -11,7 +11,7 @@
  * Tables write trees in Go's `makefs` notation (`makefs` below), the one notation for a tree given as
  * text; generators build `TreeEntry` values directly.
  */
-import { link, mkdir, symlink, writeFile } from "node:fs/promises";
+import { linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Sandbox } from "./sandbox.js";
 import { namedTwins } from "./root-twins.js";
@@ -74,23 +74,26 @@ export function laidOut(tree: Tree): TreeEntry[] {
   return kept;
 }
 
-/** Lays the tree out under `box.root` and answers the entries that were created (`laidOut`). */
-export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]> {
+/**
+ * Lays the tree out under `box.root` and answers the entries that were created (`laidOut`).
+ * Synchronous, as the sandbox's own work is (sandbox.ts says why): a tree is laid out before any call.
+ */
+export function materialize(tree: Tree, box: Sandbox): TreeEntry[] {
   const created = laidOut(tree);
   for (const entry of created) {
     const path = join(box.root, ...entry.at);
     switch (entry.kind) {
       case "dir":
-        await mkdir(path);
+        mkdirSync(path);
         break;
       case "file":
-        await writeFile(path, `file ${entry.at.join("/")}\n`);
+        writeFileSync(path, `file ${entry.at.join("/")}\n`);
         break;
       case "symlink":
-        await symlink(linkText(box, entry.at, entry.target), path);
+        symlinkSync(linkText(box, entry.at, entry.target), path);
         break;
       case "hardlink":
-        await link(entry.to.area === "outside" ? join(box.outside, "secret.txt") : join(box.root, ...entry.to.path), path);
+        linkSync(entry.to.area === "outside" ? join(box.outside, "secret.txt") : join(box.root, ...entry.to.path), path);
         break;
     }
   }

@@ -11,7 +11,8 @@
  * are handed (workspace-root.ts).
  */
 import fc from "fast-check";
-import { lstat, readFile, readdir, readlink, realpath, symlink } from "node:fs/promises";
+import { lstatSync, readFileSync, readdirSync } from "node:fs";
+import { lstat, readFile, readlink, realpath, symlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import {
   type Candidate,
@@ -78,7 +79,7 @@ export function renderCase<P extends Probe>(value: ContainmentCase<P>, call?: st
 export async function inCaseSandbox(target: AuditTarget, value: ContainmentCase<unknown>, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
   await inSandbox(
     async (box) => {
-      await materialize(value.tree, box);
+      materialize(value.tree, box);
       await body(box, spellRoot(box, value.root.spelling));
     },
     { rootName: value.root.name, onPooled: (box) => target.warm?.(rootSpellings(box)) },
@@ -175,18 +176,21 @@ export async function holds(root: string, path: string, content: string): Promis
   return stats.ok && stats.value.isFile() && real.ok && isUnder(root, real.value) && (await readFile(path, "utf8")) === content;
 }
 
-/** Walks the workspace without following links, answering the first regular file whose content `matches`. */
-export async function findFile(dir: string, matches: (content: string) => boolean): Promise<string | undefined> {
-  for (const name of await readdir(dir)) {
+/**
+ * Walks the workspace without following links, answering the first regular file whose content
+ * `matches`. Synchronous, as the sandbox's walks are (sandbox.ts says why): every call has settled.
+ */
+export function findFile(dir: string, matches: (content: string) => boolean): string | undefined {
+  for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    const stats = await lstat(path);
-    const found = stats.isDirectory() ? await findFile(path, matches) : stats.isFile() && matches(await readFile(path, "utf8")) ? path : undefined;
+    const stats = lstatSync(path);
+    const found = stats.isDirectory() ? findFile(path, matches) : stats.isFile() && matches(readFileSync(path, "utf8")) ? path : undefined;
     if (found !== undefined) return found;
   }
   return undefined;
 }
 
 /** Whether a regular file in the workspace (links not followed) holds exactly `content`. */
-export async function containsFileWith(dir: string, content: string): Promise<boolean> {
-  return (await findFile(dir, (found) => found === content)) !== undefined;
+export function containsFileWith(dir: string, content: string): boolean {
+  return findFile(dir, (found) => found === content) !== undefined;
 }

@@ -164,9 +164,9 @@ async function judgeReadOnly(box: Sandbox, calls: readonly Call[]): Promise<void
 }
 
 /** The contents of every regular file in the workspace, each as often as files hold it. */
-async function fileContents(root: string): Promise<Map<string, number>> {
+function fileContents(root: string): Map<string, number> {
   const counts = new Map<string, number>();
-  await findFile(root, (content) => {
+  findFile(root, (content) => {
     counts.set(content, (counts.get(content) ?? 0) + 1);
     return false;
   });
@@ -176,23 +176,23 @@ async function fileContents(root: string): Promise<Map<string, number>> {
 async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly Call[]): Promise<void> {
   const keeps = operation.oracles.includes("insideDestroyed");
   for (const call of calls) {
-    const before = keeps ? await fileContents(box.root) : undefined;
+    const before = keeps ? fileContents(box.root) : undefined;
     const answer = await ask(call);
     refuseSecrets([call], [answer], "");
     if (operation.oracles.includes("falseSuccess") && answer.isError !== true && call.marker !== undefined) {
       const marker = call.marker;
       const direct = operation.id === "write" && call.input.path !== undefined && (await holds(box.root, resolve(box.root, call.input.path), marker));
-      if (!direct && (await findFile(box.root, (content) => content.includes(marker))) === undefined)
+      if (!direct && findFile(box.root, (content) => content.includes(marker)) === undefined)
         violation(`${call.tool.name} (probe ${call.index}) reported success (${shown(answer)}) but no file inside the workspace holds what it wrote`, "falseSuccess");
     }
     if (before !== undefined) {
-      const after = await fileContents(box.root);
+      const after = fileContents(box.root);
       const lost = [...before].filter(([content, count]) => (after.get(content) ?? 0) < count).map(([content]) => JSON.stringify(content.slice(0, 80)));
       if (lost.length > 0) violation(`${call.tool.name} (probe ${call.index}) destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(answer)})`, "insideDestroyed");
     }
   }
   if (operation.oracles.includes("secretImported")) {
-    const imported = await findFile(box.root, (content) => content.includes(SECRET));
+    const imported = findFile(box.root, (content) => content.includes(SECRET));
     if (imported !== undefined) violation(`a file inside the workspace now holds content from outside: ${imported}`, "secretImported");
   }
 }

@@ -93,7 +93,7 @@ class StepCommand implements fc.AsyncCommand<object, World> {
     } else if (step.kind === "write") {
       const content = `sequence write ${world.step}`;
       const result = await execute(world.tools.write, { path: candidateText(world.box, step.candidate), content });
-      if (result.isError !== true && !(await containsFileWith(world.box.root, content)))
+      if (result.isError !== true && !containsFileWith(world.box.root, content))
         violation(`step ${world.step}: write reported success but its content is nowhere inside the workspace`, "falseSuccess");
     }
     const changes = await world.box.canaryChanges();
@@ -138,7 +138,7 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
   render: ({ tree, commands }) => `tree:\n${renderTree(tree)}\nsteps:\n  ${[...commands].map(String).join("\n  ")}`,
   async check(target, { tree, commands }) {
     await inSandbox(async (box) => {
-      await materialize(tree, box);
+      materialize(tree, box);
       const tools = toolsOf(target, box.root);
       await fc.asyncModelRun(() => ({ model: {}, real: { box, tools, step: 0 } }), commands);
     });

@@ -1,0 +1,119 @@
+// The sandbox keeps the promises its header makes, which every containment verdict rests on: each change
+// outside is listed, a byte-named twin included; reset puts the outside back and empties the workspace,
+// or answers false; the perturbation changes every canary and its restore undoes all of it.
+import { lstat, mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CANARY_DIR, CANARY_FILE, PERTURBED_NAME, ROOT_ALIAS, SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+
+// A root whose name holds U+FFFD, so the sandbox has a twin no string spells.
+const LOSSY_ROOT = "w\uFFFDs";
+
+let box: Sandbox;
+beforeEach(async () => {
+  box = await createSandbox("workspace-gates-sandbox-test-", { rootName: LOSSY_ROOT });
+});
+afterEach(async () => {
+  await box.dispose();
+});
+
+const secretFile = () => join(box.outside, CANARY_FILE);
+const rawTwinFile = () => Buffer.concat([box.rawSiblings[0] as Buffer, Buffer.from(`/${CANARY_FILE}`)]);
+
+describe("outsideChanges", () => {
+  it("is empty on a new sandbox, and ignores the workspace and scratch", async () => {
+    await writeFile(join(box.root, "inside.txt"), "x");
+    await writeFile(join(box.scratch, "parked"), "x");
+    expect(await box.outsideChanges()).toEqual([]);
+  });
+
+  it("lists a file added, one changed, one removed and a link retargeted, each with what stands there now", async () => {
+    const parent = dirname(box.root);
+    await writeFile(join(parent, "added.txt"), "four");
+    await writeFile(secretFile(), "overwritten");
+    await rm(join(box.outside, CANARY_DIR, CANARY_FILE));
+    await rm(box.siblings[0] as string, { recursive: true });
+    await symlink(box.outside, box.siblings[0] as string);
+    const changes = await box.outsideChanges();
+    const shown = (path: string) => path.slice(box.base.length + 1);
+    expect(changes.map((change) => ({ ...change, path: shown(change.path) })).sort((one, other) => one.path.localeCompare(other.path))).toEqual(
+      [
+        { change: "added", path: shown(join(parent, "added.txt")), now: { kind: "file", bytes: 4 } },
+        { change: "changed", path: shown(secretFile()), now: { kind: "file", bytes: "overwritten".length } },
+        { change: "removed", path: shown(join(box.outside, CANARY_DIR, CANARY_FILE)), now: { kind: "missing" } },
+        { change: "changed", path: shown(box.siblings[0] as string), now: { kind: "symlink", target: box.outside } },
+        { change: "removed", path: shown(join(box.siblings[0] as string, CANARY_FILE)), now: { kind: "missing" } },
+      ].sort((one, other) => one.path.localeCompare(other.path)),
+    );
+  });
+
+  it("watches the twin no string spells, and shows its byte escaped", async () => {
+    await writeFile(rawTwinFile(), "changed");
+    expect(await box.canaryChanges()).toEqual([`changed ${box.base}/g/g/g/g/w\\xFFs/${CANARY_FILE}`]);
+  });
+});
+
+describe("reset", () => {
+  it("puts back every canary, empties the workspace and scratch, keeps the alias, and answers true", async () => {
+    await writeFile(secretFile(), "overwritten");
+    await rm(join(box.outside, CANARY_DIR), { recursive: true });
+    await writeFile(rawTwinFile(), "changed");
+    await symlink(box.outside, join(dirname(box.root), "planted"));
+    await mkdir(join(box.root, "a", "b"), { recursive: true });
+    await symlink(box.outside, join(box.root, "a", "out"));
+    await writeFile(join(box.scratch, "parked"), "x");
+    expect(await box.reset()).toBe(true);
+    expect(await box.outsideChanges()).toEqual([]);
+    expect(await readFile(secretFile(), "utf8")).toBe(`${SECRET} outside\n`);
+    expect(await readdir(box.root)).toEqual([]);
+    expect(await readdir(box.scratch)).toEqual([ROOT_ALIAS]);
+    expect(await readlink(box.rootAlias)).toBe(box.root);
+  });
+
+  it("makes the root's alias again when a case moved it", async () => {
+    await rename(box.rootAlias, join(box.scratch, "moved"));
+    expect(await box.reset()).toBe(true);
+    expect(await readlink(box.rootAlias)).toBe(box.root);
+    expect(await readdir(box.scratch)).toEqual([ROOT_ALIAS]);
+  });
+
+  it("answers false, touching nothing outside, when the root is no longer a real directory", async () => {
+    await rm(box.root, { recursive: true });
+    await symlink(box.outside, box.root);
+    expect(await box.reset()).toBe(false);
+    expect(await readFile(secretFile(), "utf8")).toBe(`${SECRET} outside\n`);
+    expect((await lstat(box.root)).isSymbolicLink()).toBe(true);
+  });
+
+  it("with canariesChecked, leaves the outside to the caller and still empties the workspace", async () => {
+    await writeFile(secretFile(), "overwritten");
+    await writeFile(join(box.root, "inside.txt"), "x");
+    expect(await box.reset({ canariesChecked: true })).toBe(true);
+    expect(await readdir(box.root)).toEqual([]);
+    expect(await box.canaryChanges()).toEqual([`changed ${secretFile()}`]);
+  });
+});
+
+describe("perturbOutside", () => {
+  it("changes every canary's content and times and adds a file beside each, and its restore undoes all of it", async () => {
+    await writeFile(join(box.root, "inside.txt"), "kept");
+    const secretBefore = await stat(secretFile());
+    const parentBefore = await stat(dirname(box.root));
+    const restore = await box.perturbOutside();
+    const perturbed = await box.outsideChanges();
+    const canaryFiles = perturbed.filter((change) => change.path.endsWith(`/${CANARY_FILE}`));
+    expect(canaryFiles.length).toBe(2 + box.siblings.length + box.rawSiblings.length);
+    expect(canaryFiles.every((change) => change.change === "changed")).toBe(true);
+    expect(perturbed.filter((change) => change.change === "added").every((change) => change.path.endsWith(`/${PERTURBED_NAME}`))).toBe(true);
+    expect(perturbed.some((change) => change.path === join(dirname(box.root), PERTURBED_NAME))).toBe(true);
+    expect((await stat(secretFile())).mtimeMs).not.toBe(secretBefore.mtimeMs);
+    expect((await readFile(secretFile(), "utf8")).startsWith(SECRET)).toBe(true);
+    expect(await readFile(join(box.root, "inside.txt"), "utf8")).toBe("kept");
+    await restore();
+    expect(await box.outsideChanges()).toEqual([]);
+    const secretAfter = await stat(secretFile());
+    // Put back to the millisecond, what a Date holds (the header's non-promise).
+    expect([Math.round(secretAfter.mtimeMs), secretAfter.size]).toEqual([Math.round(secretBefore.mtimeMs), secretBefore.size]);
+    expect(Math.round((await stat(dirname(box.root))).mtimeMs)).toBe(Math.round(parentBefore.mtimeMs));
+  });
+});
