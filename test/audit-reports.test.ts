@@ -10,7 +10,7 @@ import { compareWithBaseline } from "../src/kit/audit/baseline.js";
 import { type AuditProperty, violation } from "../src/kit/audit/property.js";
 import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
 import { DEFAULT_VERDICT, JSON_SCHEMA_VERSION, failsRun, renderText, summarize, toJson } from "../src/kit/audit/report.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { SHRINK_STOPPED, runProperty } from "../src/kit/audit/run.js";
 import { toJUnit, toSarif } from "../src/kit/audit/report-formats.js";
 import { CONSEQUENCES, DEFAULT_FAIL_ON, ESCAPES } from "../src/kit/findings/findings.js";
 import { findingsFile } from "../src/kit/findings/sarif.js";
@@ -269,6 +269,52 @@ describe("cases and runs", () => {
     const text = renderText({ ...BARE, target: "m.mjs", seed: 3, runs: 100, results: [result] }, "npx workspace-gates audit", ["m.mjs"]);
     expect(text).toMatch(new RegExp(`^isInside\\s+example\\.cases\\s+FAILED\\s+${result.runs}\\s+${result.cases}\\s`, "m"));
     expect(text).toContain(`judged: ${result.cases} cases in ${result.runs} runs\n`);
+  });
+});
+
+describe("shrinking under a deadline", () => {
+  // Every value from 1 up breaks the rule, so shrinking walks down to 1, one check per step.
+  const property = (checkMs: number): AuditProperty<number> => ({
+    id: "example.shrink",
+    gate: "isInside",
+    kind: "guarantee",
+    title: "an example that shrinks for as long as its checks take",
+    needs: ["isInside"],
+    consequence: "hardening broken",
+    threat: () => "the model's input alone",
+    arbitrary: fc.integer({ min: 1_000_000, max: 2 ** 30 }).chain((start) => fc.integer({ min: 0, max: start })),
+    render: (value) => String(value),
+    check: async (_target, value) => {
+      await new Promise((resolve) => setTimeout(resolve, checkMs));
+      if (value >= 1) violation(`${value} is not 0`);
+    },
+  });
+  const target = { label: "m.mjs", isInside: () => true };
+
+  it("stops at the deadline with the smallest failing case found so far, and says so", async () => {
+    // Some twenty-five checks of 250 ms: twice the floor a failure gets past a spent deadline.
+    const slow = await runProperty(property(250), target, { seed: 5, runs: 10, shrinkDeadlineMs: 0 });
+    expect(slow.status).toBe("failed");
+    const [shown = "", note] = (slow.counterexample ?? "").split("\n");
+    expect(note).toBe(SHRINK_STOPPED);
+    expect(Number(shown)).toBeGreaterThan(1);
+  });
+
+  it("is the time budget's: a failure of a slow module shrinks until its share is spent", async () => {
+    const module = join(scratch, "slow-inside.mjs");
+    // 100 ms a check, and every path inside: each shrink step costs a check.
+    await writeFile(module, "export const isInside = () => { const until = Date.now() + 100; while (Date.now() < until); return true; };\n");
+    const { code, stdout } = await cli("audit", module, "--only", "isInside.posix", "--time", "1", "--seed", "1");
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+FAILED\s/m);
+    expect(stdout).toContain(`\n      ${SHRINK_STOPPED}\n    replay: `);
+  });
+
+  it("shrinks to the end when it can within the floor, and a run without a deadline always does", async () => {
+    for (const options of [{ shrinkDeadlineMs: 0 }, {}]) {
+      const fast = await runProperty(property(0), target, { seed: 5, runs: 10, ...options });
+      expect(fast).toMatchObject({ status: "failed", counterexample: "1" });
+    }
   });
 });
 

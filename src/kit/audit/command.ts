@@ -279,13 +279,15 @@ export function timeShares(totalMs: number, properties: number): { next(): numbe
  * A time budget that never runs fewer runs than `--runs`' default would: first exactly `floor.runs`
  * (the kill matrix holds every fork to dying within those, whatever the machine's speed), then
  * further blocks of as many, from the next run of the same stream, while time is left. Every run of
- * a block goes to its end: none is abandoned to go on beside the next property.
+ * a block goes to its end: none is abandoned to go on beside the next property. A failure shrinks
+ * until the share is spent (at least `SHRINK_FLOOR_MS`), so a property that fails over a slow target
+ * does not take the others' time to shrink.
  */
 async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number): Promise<PropertyResult> {
-  let result = await runProperty(property, target, floor);
+  let result = await runProperty(property, target, { ...floor, shrinkDeadlineMs: timeLimitMs });
   let next = (floor.firstRun ?? 0) + floor.runs;
   while (result.status === "passed" && result.timeMs < timeLimitMs && property.maxRuns === undefined && next < SHARD_STRIDE + (floor.firstRun ?? 0)) {
-    const more = await runProperty(property, target, { ...floor, firstRun: next });
+    const more = await runProperty(property, target, { ...floor, firstRun: next, shrinkDeadlineMs: timeLimitMs - result.timeMs });
     next += floor.runs;
     result = { ...more, ...addedUp([result, more]), ...(result.targetTrouble === undefined ? {} : { targetTrouble: result.targetTrouble }) };
   }

@@ -30,6 +30,13 @@ export interface RunOptions {
   stopAtFirstFailure?: boolean;
   /** How long one case may take before it counts as a hang (default `DEFAULT_CASE_TIMEOUT_MS`). */
   timeoutMs?: number;
+  /**
+   * When shrinking a failure stops, in ms from the start of the run: then, or `SHRINK_FLOOR_MS` after
+   * the failure was met if that is later. The smallest failing case found by then is the
+   * counterexample, and says so. Unset, shrinking goes to its end (a time budget sets it: shrinking
+   * over MCP costs a tree of calls a step, and would spend the other properties' time).
+   */
+  shrinkDeadlineMs?: number;
   /** Called as each case starts, with how many have started (shrinking included). */
   onCase?: (started: number) => void;
   /**
@@ -82,6 +89,12 @@ export interface PropertyResult {
   targetTrouble?: string;
 }
 
+/** The least time a failure gets to shrink under a deadline: enough to cut a tree of probes down to the few that fail. */
+export const SHRINK_FLOOR_MS = 3_000;
+
+/** What a counterexample says when its shrinking was stopped by the deadline. */
+export const SHRINK_STOPPED = "(shrinking stopped at the time budget's deadline: a smaller case may fail too)";
+
 // Long enough for a run of sequences.bash on a loaded 2-core machine; short enough that a fork whose
 // tool hangs (a FIFO read without O_NONBLOCK) fails instead of stalling the audit.
 export const DEFAULT_CASE_TIMEOUT_MS = 60_000;
@@ -109,6 +122,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   // stops there); the shrink candidates after it are not cases of the budget.
   let cases = 0;
   let shrinking = false;
+  let shrinkEndsAt = Infinity;
+  let shrinkStopped = false;
   let targetTrouble: string | undefined;
   const consequences = new Set<Consequence>();
   const consequenceOf = (error: unknown) => (error instanceof Violation && error.consequence !== undefined ? error.consequence : property.consequence);
@@ -145,12 +160,20 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     // After a hang, every shrink candidate would wait out the timeout too: passing them all keeps the
     // case that hung as the counterexample, and its path replays it.
     if (hung) return;
+    // Past the deadline every candidate passes, as after a hang, so the last failing case stays.
+    if (shrinking && performance.now() > shrinkEndsAt) {
+      shrinkStopped = true;
+      return;
+    }
     options.onCase?.(++started);
     const recorded = await recordingCalls(() => settle(judge(value)));
     if (!shrinking) addCalls(calls, recorded.calls);
     if (!recorded.answer.ok) {
       consequences.add(consequenceOf(recorded.answer.error));
-      if (!shrinking) cases += 1;
+      if (!shrinking) {
+        cases += 1;
+        if (options.shrinkDeadlineMs !== undefined) shrinkEndsAt = Math.max(startedAt + options.shrinkDeadlineMs, performance.now() + SHRINK_FLOOR_MS);
+      }
       shrinking = true;
       throw recorded.answer.error;
     }
@@ -179,7 +202,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     ...common,
     status: "failed",
     ...counted,
-    counterexample: value === undefined ? "(none)" : property.render(value),
+    counterexample: value === undefined ? "(none)" : `${property.render(value)}${shrinkStopped ? `\n${SHRINK_STOPPED}` : ""}`,
     reason: describeFailure(errorInstance),
     consequence,
     ...(alsoSeen.length === 0 ? {} : { alsoSeen }),
