@@ -259,7 +259,7 @@ export function displayBytes(path: Buffer): string {
 /**
  * Synchronous, like the rest of the sandbox's work between cases: nothing of the case is in flight
  * then, and the walk is some eighty lookups in a row, each a trip through the thread pool when
- * asynchronous, which cost more than the tool calls the snapshot judges (docs/bench.md, "sandbox").
+ * asynchronous, which cost more than the tool calls the snapshot judges (docs/bench.md, "Over MCP").
  */
 function snapshotOutside(base: string, unwatched: ReadonlySet<string>): Snapshot {
   const entries: Snapshot = new Map();
