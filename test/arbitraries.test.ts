@@ -201,7 +201,7 @@ describe("generated trees as a counterexample shows them", () => {
     await fc.assert(
       fc.asyncProperty(fsTree({ maxEntries: 12 }), async (tree) => {
         await box.reset();
-        const created = materialize(tree, box);
+        const created = await materialize(tree, box);
         const names = renderTree(tree)
           .split("\n")
           .filter((line) => line !== "  (empty workspace)")

@@ -55,7 +55,7 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
       const target = mcpTarget(server, FILESYSTEM_SERVER_MAPPING);
       const box = await createSandbox("workspace-gates-registry-");
       try {
-        materialize([{ kind: "symlink", at: ["l"], target: { form: "relative", area: `sibling${index}`, path: [] } }], box);
+        await materialize([{ kind: "symlink", at: ["l"], target: { form: "relative", area: `sibling${index}`, path: [] } }], box);
         const [, write] = target.createWorkspaceTools?.(box.root) ?? [];
         expect(await write?.execute({ path: "l/new.txt", content: "escaped" })).toMatchObject({ isError: false });
         expect(await box.canaryChanges()).toEqual([`added ${join(box.root, "..", sibling, "new.txt")}`]);
@@ -126,7 +126,7 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
     });
     beforeEach(async () => {
       box = await createSandbox("workspace-gates-gallery-");
-      materialize([{ kind: "symlink", at: ["l"], target: { form: "relative", area: "outside", path: [] } }], box);
+      await materialize([{ kind: "symlink", at: ["l"], target: { form: "relative", area: "outside", path: [] } }], box);
     });
     afterEach(async () => {
       await box.dispose();

@@ -1,9 +1,10 @@
 // The sandbox keeps the promises its header makes, which every containment verdict rests on: each change
 // outside is listed, a byte-named twin included; reset puts the outside back and empties the workspace,
 // or answers false; the perturbation changes every canary and its restore undoes all of it.
-import { lstat, mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { findFile } from "../src/kit/audit/properties/containment.js";
 import { CANARY_DIR, CANARY_FILE, PERTURBED_NAME, ROOT_ALIAS, SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 
 // A root whose name holds U+FFFD, so the sandbox has a twin no string spells.
@@ -70,6 +71,29 @@ describe("reset", () => {
     expect(await readlink(box.rootAlias)).toBe(box.root);
   });
 
+  // Found by review: the deepest changed path went first, through the link that replaced its parent.
+  it("regression: puts back a twin replaced by a link to outside/ without deleting through the link", async () => {
+    const twin = box.siblings[0] as string;
+    await rm(twin, { recursive: true });
+    await symlink(box.outside, twin);
+    expect(await box.reset()).toBe(true);
+    expect(await readFile(secretFile(), "utf8")).toBe(`${SECRET} outside\n`);
+    expect((await lstat(twin)).isDirectory()).toBe(true);
+    expect(await box.outsideChanges()).toEqual([]);
+  });
+
+  // Found by review: names read as UTF-8 text lost their raw byte, so removing them missed, and the
+  // walk for what a write left threw on them.
+  it("regression: finds a file, and empties a workspace and scratch, under names no string spells", async () => {
+    const raw = (dir: string) => Buffer.concat([Buffer.from(`${dir}/a`), Buffer.from([0xff])]);
+    await writeFile(raw(box.root), "x");
+    await mkdir(raw(box.scratch));
+    expect(findFile(box.root, (content) => content === "x")).toBe(`${box.root}/a\\xFF`);
+    expect(await box.reset()).toBe(true);
+    expect(await readdir(box.root)).toEqual([]);
+    expect(await readdir(box.scratch)).toEqual([ROOT_ALIAS]);
+  });
+
   it("makes the root's alias again when a case moved it", async () => {
     await rename(box.rootAlias, join(box.scratch, "moved"));
     expect(await box.reset()).toBe(true);
@@ -97,9 +121,16 @@ describe("reset", () => {
 describe("perturbOutside", () => {
   it("changes every canary's content and times and adds a file beside each, and its restore undoes all of it", async () => {
     await writeFile(join(box.root, "inside.txt"), "kept");
+    // Times a Date holds exactly, atime apart from mtime, so a restore that swaps or drops one shows.
+    const watched = [secretFile(), rawTwinFile(), dirname(box.root), box.outside];
+    const times = (index: number) => ({ atime: new Date(Date.UTC(2020, 0, 1, 0, 0, index, 123)), mtime: new Date(Date.UTC(2019, 0, 1, 0, 0, index, 456)) });
+    for (const [index, path] of watched.entries()) await utimes(path, times(index).atime, times(index).mtime);
     const secretBefore = await stat(secretFile());
     const parentBefore = await stat(dirname(box.root));
     const restore = await box.perturbOutside();
+    for (const dir of [dirname(box.root), box.outside, join(box.outside, CANARY_DIR), ...box.siblings, ...box.rawSiblings])
+      expect((await lstat(typeof dir === "string" ? join(dir, PERTURBED_NAME) : Buffer.concat([dir, Buffer.from(`/${PERTURBED_NAME}`)]))).isFile()).toBe(true);
+    for (const [index, path] of watched.entries()) expect(Math.round((await lstat(path)).mtimeMs)).not.toBe(times(index).mtime.getTime());
     const perturbed = await box.outsideChanges();
     const canaryFiles = perturbed.filter((change) => change.path.endsWith(`/${CANARY_FILE}`));
     expect(canaryFiles.length).toBe(2 + box.siblings.length + box.rawSiblings.length);
@@ -110,6 +141,11 @@ describe("perturbOutside", () => {
     expect((await readFile(secretFile(), "utf8")).startsWith(SECRET)).toBe(true);
     expect(await readFile(join(box.root, "inside.txt"), "utf8")).toBe("kept");
     await restore();
+    // Before the canaries are compared: reading a file for the comparison may move its atime.
+    for (const [index, path] of watched.entries()) {
+      const now = await lstat(path);
+      expect([Math.round(now.atimeMs), Math.round(now.mtimeMs)], String(path)).toEqual([times(index).atime.getTime(), times(index).mtime.getTime()]);
+    }
     expect(await box.outsideChanges()).toEqual([]);
     const secretAfter = await stat(secretFile());
     // Put back to the millisecond, what a Date holds (the header's non-promise).

@@ -21,7 +21,7 @@ vi.mock("node:fs", async (importOriginal) => {
   return {
     ...actual,
     statfsSync: (path: string) => (platform.statfs === undefined ? actual.statfsSync(path) : platform.statfs()),
-    readlinkSync: (path: string) => (platform.readlink === undefined ? actual.readlinkSync(path) : platform.readlink(path)),
+    readlinkSync: (path: string, options?: { encoding: BufferEncoding }) => (platform.readlink === undefined ? actual.readlinkSync(path, options) : platform.readlink(path)),
   };
 });
 

@@ -149,7 +149,7 @@ export interface TreeReplay {
  */
 export async function replayTree(row: TreeRow, box: Sandbox, createTools: (root: string) => readonly Tool[]): Promise<TreeReplay> {
   const layout = join(box.root, LAYOUT_NAME);
-  materialize(makefs(row.tree, [LAYOUT_NAME]), box);
+  await materialize(makefs(row.tree, [LAYOUT_NAME]), box);
   const abs = (text: string) => text.replaceAll(ABS_PLACEHOLDER, layout);
   const tools = createTools(join(layout, row.root));
   const tool = tools.find((candidate) => candidate.spec.name === row.tool);

@@ -176,9 +176,10 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
         for (const dir of [root, scratch]) {
           const stats = lstatSync(dir);
           if (!stats.isDirectory() || stats.isSymbolicLink()) return false;
-          // rm does not follow links, so emptying cannot reach through one.
-          const names = readdirSync(dir).filter((name) => dir !== scratch || name !== ROOT_ALIAS);
-          for (const name of names) rmSync(join(dir, name), { recursive: true, force: true });
+          // rm does not follow links, so emptying cannot reach through one. Names as bytes: a case may
+          // leave one that no string spells.
+          const names = readdirSync(dir, { encoding: "buffer" }).filter((name) => dir !== scratch || !name.equals(Buffer.from(ROOT_ALIAS)));
+          for (const name of names) rmSync(Buffer.concat([Buffer.from(`${dir}/`), name]), { recursive: true, force: true });
         }
         if (aliasTarget(rootAlias) !== root) {
           rmSync(rootAlias, { force: true });
@@ -213,8 +214,9 @@ const PERTURBED_CONTENT = `${SECRET} perturbed: another content, another size, o
 const PERTURBED_TIME = new Date("2001-02-03T04:05:06.789Z");
 
 function perturb(files: readonly (string | Buffer)[], directories: readonly (string | Buffer)[]): () => Promise<void> {
-  const contents = files.map((file) => readFileSync(file));
+  // Times first: reading a file for its content may move its atime.
   const times = [...files, ...directories].map((path) => ({ path, stats: lstatSync(path) }));
+  const contents = files.map((file) => readFileSync(file));
   const added = directories.map((directory) => (typeof directory === "string" ? join(directory, PERTURBED_NAME) : Buffer.concat([directory, Buffer.from(`/${PERTURBED_NAME}`)])));
   for (const file of [...files, ...added]) writeFileSync(file, PERTURBED_CONTENT);
   for (const path of [...files, ...directories, ...added]) utimesSync(path, PERTURBED_TIME, PERTURBED_TIME);
@@ -309,7 +311,10 @@ function diffSnapshots(before: Snapshot, after: Snapshot): (OutsideChange & { ke
  */
 function restoreOutside(before: Snapshot, keys: readonly string[]): void {
   const paths = [...keys].sort((one, other) => one.length - other.length);
-  for (const key of [...paths].reverse()) rmSync(Buffer.from(key, "latin1"), { recursive: true, force: true });
+  // A path under another changed path goes with it: removed by itself, it may be reached through a
+  // link that now stands in its parent's place.
+  const topmost = paths.filter((key) => !paths.some((other) => key.startsWith(`${other}/`)));
+  for (const key of topmost) rmSync(Buffer.from(key, "latin1"), { recursive: true, force: true });
   for (const key of paths) {
     const was = before.get(key);
     const path = Buffer.from(key, "latin1");

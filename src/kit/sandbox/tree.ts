@@ -75,10 +75,11 @@ export function laidOut(tree: Tree): TreeEntry[] {
 }
 
 /**
- * Lays the tree out under `box.root` and answers the entries that were created (`laidOut`).
- * Synchronous, as the sandbox's own work is (sandbox.ts says why): a tree is laid out before any call.
+ * Lays the tree out under `box.root` and answers the entries that were created (`laidOut`). The
+ * calls are synchronous, as the sandbox's own work is (sandbox.ts says why), and the answer a promise,
+ * as `workspace-gates/arbitraries` has always exported it.
  */
-export function materialize(tree: Tree, box: Sandbox): TreeEntry[] {
+export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]> {
   const created = laidOut(tree);
   for (const entry of created) {
     const path = join(box.root, ...entry.at);

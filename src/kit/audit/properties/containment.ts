@@ -29,7 +29,7 @@ import {
   workspaceRoot,
 } from "../arbitraries/index.js";
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
-import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
+import { CANARY_FILE, SECRET, type Sandbox, displayBytes } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
 import { type Tree, type TreeEntry, materialize, renderTree } from "../../sandbox/tree.js";
 import type { AuditTarget } from "../../operations/target.js";
@@ -79,7 +79,7 @@ export function renderCase<P extends Probe>(value: ContainmentCase<P>, call?: st
 export async function inCaseSandbox(target: AuditTarget, value: ContainmentCase<unknown>, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
   await inSandbox(
     async (box) => {
-      materialize(value.tree, box);
+      await materialize(value.tree, box);
       await body(box, spellRoot(box, value.root.spelling));
     },
     { rootName: value.root.name, onPooled: (box) => target.warm?.(rootSpellings(box)) },
@@ -178,13 +178,14 @@ export async function holds(root: string, path: string, content: string): Promis
 
 /**
  * Walks the workspace without following links, answering the first regular file whose content
- * `matches`. Synchronous, as the sandbox's walks are (sandbox.ts says why): every call has settled.
+ * `matches` (as `displayBytes` shows its path). Synchronous, as the sandbox's walks are (sandbox.ts
+ * says why): every call has settled. Names as bytes: a tool may leave one that no string spells.
  */
-export function findFile(dir: string, matches: (content: string) => boolean): string | undefined {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
+export function findFile(dir: string | Buffer, matches: (content: string) => boolean): string | undefined {
+  for (const name of readdirSync(dir, { encoding: "buffer" })) {
+    const path = Buffer.concat([Buffer.from(dir), Buffer.from("/"), name]);
     const stats = lstatSync(path);
-    const found = stats.isDirectory() ? findFile(path, matches) : stats.isFile() && matches(readFileSync(path, "utf8")) ? path : undefined;
+    const found = stats.isDirectory() ? findFile(path, matches) : stats.isFile() && matches(readFileSync(path, "utf8")) ? displayBytes(path) : undefined;
     if (found !== undefined) return found;
   }
   return undefined;

@@ -34,7 +34,7 @@ export const limitsHardlink: AuditProperty<HardlinkCase> = {
   render: ({ tree, link, operation }) => `tree:\n${renderTree([link, ...tree])}\ncall: ${operation} ${JSON.stringify(link.at.join("/"))}`,
   async check(target, { tree, link, operation }) {
     await inSandbox(async (box) => {
-      materialize([link, ...tree], box);
+      await materialize([link, ...tree], box);
       const tools = toolsOf(target, box.root);
       const path = link.at.join("/");
       const result =

@@ -138,7 +138,7 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
   render: ({ tree, commands }) => `tree:\n${renderTree(tree)}\nsteps:\n  ${[...commands].map(String).join("\n  ")}`,
   async check(target, { tree, commands }) {
     await inSandbox(async (box) => {
-      materialize(tree, box);
+      await materialize(tree, box);
       const tools = toolsOf(target, box.root);
       await fc.asyncModelRun(() => ({ model: {}, real: { box, tools, step: 0 } }), commands);
     });
