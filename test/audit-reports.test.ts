@@ -9,8 +9,8 @@ import fc from "fast-check";
 import { compareWithBaseline } from "../src/kit/audit/baseline.js";
 import { type AuditProperty, violation } from "../src/kit/audit/property.js";
 import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
-import { DEFAULT_VERDICT, JSON_SCHEMA_VERSION, failsRun, renderText, summarize, toJson } from "../src/kit/audit/report.js";
-import { SHRINK_STOPPED, runProperty } from "../src/kit/audit/run.js";
+import { DEFAULT_VERDICT, JSON_SCHEMA_VERSION, SHRINK_STOPPED, failsRun, renderText, summarize, toJson } from "../src/kit/audit/report.js";
+import { runProperty } from "../src/kit/audit/run.js";
 import { toJUnit, toSarif } from "../src/kit/audit/report-formats.js";
 import { CONSEQUENCES, DEFAULT_FAIL_ON, ESCAPES } from "../src/kit/findings/findings.js";
 import { findingsFile } from "../src/kit/findings/sarif.js";
@@ -294,26 +294,34 @@ describe("shrinking under a deadline", () => {
   it("stops at the deadline with the smallest failing case found so far, and says so", async () => {
     // Some twenty-five checks of 250 ms: twice the floor a failure gets past a spent deadline.
     const slow = await runProperty(property(250), target, { seed: 5, runs: 10, shrinkDeadlineMs: 0 });
-    expect(slow.status).toBe("failed");
-    const [shown = "", note] = (slow.counterexample ?? "").split("\n");
-    expect(note).toBe(SHRINK_STOPPED);
-    expect(Number(shown)).toBeGreaterThan(1);
+    expect(slow).toMatchObject({ status: "failed", shrinkStopped: true });
+    expect(Number(slow.counterexample)).toBeGreaterThan(1);
   });
 
-  it("is the time budget's: a failure of a slow module shrinks until its share is spent", async () => {
+  it("is the time budget's: a failure of a slow module shrinks until its share is spent, and every report says so", async () => {
     const module = join(scratch, "slow-inside.mjs");
     // 100 ms a check, and every path inside: each shrink step costs a check.
     await writeFile(module, "export const isInside = () => { const until = Date.now() + 100; while (Date.now() < until); return true; };\n");
-    const { code, stdout } = await cli("audit", module, "--only", "isInside.posix", "--time", "1", "--seed", "1");
+    const [json, junit, sarif] = ["slow.json", "slow.xml", "slow.sarif"].map((name) => join(scratch, name));
+    const { code, stdout } = await cli("audit", module, "--only", "isInside.posix", "--time", "1", "--seed", "1", "--json", json!, "--junit", junit!, "--sarif", sarif!);
     expect(code).toBe(1);
     expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+FAILED\s/m);
-    expect(stdout).toContain(`\n      ${SHRINK_STOPPED}\n    replay: `);
+    expect(stdout).toMatch(new RegExp(`\\n {4}${SHRINK_STOPPED}\\n {4}replay: `));
+    const [result] = (JSON.parse(await readFile(json!, "utf8")) as JsonReport).results;
+    expect(result).toMatchObject({ id: "isInside.posix", shrinkStopped: true });
+    expect(result?.counterexample).not.toContain(SHRINK_STOPPED);
+    // The replay does the reported case, shrinking nothing: the same counterexample, without the mark.
+    const words = (result?.replay ?? "").split(" ");
+    const replayed = await cli(...words.slice(words.indexOf("audit")));
+    expect(replayed.stdout).toContain(`counterexample:\n      ${result?.counterexample}\n    replay: `);
+    for (const file of [junit, sarif]) expect(await readFile(file!, "utf8")).toContain(SHRINK_STOPPED);
   });
 
   it("shrinks to the end when it can within the floor, and a run without a deadline always does", async () => {
     for (const options of [{ shrinkDeadlineMs: 0 }, {}]) {
       const fast = await runProperty(property(0), target, { seed: 5, runs: 10, ...options });
       expect(fast).toMatchObject({ status: "failed", counterexample: "1" });
+      expect(fast.shrinkStopped).toBeUndefined();
     }
   });
 });

@@ -17,7 +17,7 @@
  * results: they are the chapter's, not the module's. The run's property bag lists every tool the
  * target offers with its coverage verdict, so an exclusion is repeated where the results are read.
  */
-import { type JsonReport, type JsonResult, failsRun, total } from "./report.js";
+import { type JsonReport, type JsonResult, SHRINK_STOPPED, failsRun, total } from "./report.js";
 import type { CoverageRow } from "./coverage.js";
 import { findingLines } from "../findings/findings.js";
 import { VERSION } from "../version.js";
@@ -114,6 +114,7 @@ function failureText(result: JsonResult): string {
     ...findingLines(result),
     `broken: ${result.reason ?? "(no reason given)"}`,
     `counterexample:\n${result.counterexample ?? "(none)"}`,
+    ...(result.shrinkStopped === true ? [SHRINK_STOPPED] : []),
     ...(replay === undefined ? [] : [`replay: ${replay}`]),
   ].join("\n");
 }

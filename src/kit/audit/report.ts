@@ -27,6 +27,9 @@ import { type CallCount, addCalls } from "../operations/surface.js";
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
 export const JSON_SCHEMA_VERSION = 2;
 
+/** What a report says of a counterexample whose shrinking the deadline stopped (`shrinkStopped`). */
+export const SHRINK_STOPPED = "shrinking stopped at the time budget's deadline: a smaller case may fail too";
+
 export interface AuditReport {
   target: string;
   seed: number;
@@ -98,6 +101,7 @@ export interface JsonReport {
     threat?: Threat;
     weaknesses?: Cwe[];
     counterexample?: string;
+    shrinkStopped?: true;
     reason?: string;
     missing?: string[];
     replay?: string;
@@ -200,6 +204,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         ...(result.threat === undefined ? {} : { threat: result.threat }),
         ...(result.weaknesses === undefined ? {} : { weaknesses: result.weaknesses }),
         ...(result.counterexample === undefined ? {} : { counterexample: result.counterexample }),
+        ...(result.shrinkStopped === undefined ? {} : { shrinkStopped: result.shrinkStopped }),
         ...(result.reason === undefined ? {} : { reason: result.reason }),
         ...(result.missing === undefined ? {} : { missing: result.missing }),
         ...(replay === undefined ? {} : { replay }),
@@ -286,6 +291,7 @@ function failureDetail(result: PropertyResult, replay: string | undefined): stri
     `    broken: ${result.reason ?? "(no reason given)"}`.split("\n").join("\n      "),
     "    counterexample:",
     ...indent(result.counterexample ?? "(none)"),
+    ...(result.shrinkStopped === true ? [`    ${SHRINK_STOPPED}`] : []),
     ...(replay === undefined ? [] : [`    replay: ${replay}`]),
   ];
 }

@@ -2,7 +2,8 @@
  * Runs audit properties against a target and collects one result per property.
  *
  * Promises: a property whose exports are missing is `skipped`; otherwise fast-check runs it with the
- * given seed and budget, and a failure carries the shrunk counterexample (rendered for a reader), the
+ * given seed and budget, and a failure carries the shrunk counterexample (rendered for a reader; under
+ * a shrink deadline, the smallest found by then, marked `shrinkStopped`), the
  * reason, and the seed and path that replay exactly that case. A case that does not answer within
  * `timeoutMs` fails as a hang, with that case (unshrunk) as the counterexample, rather than stalling
  * the audit; the sandbox it held is removed when the property is done, and so are the others unless
@@ -33,7 +34,7 @@ export interface RunOptions {
   /**
    * When shrinking a failure stops, in ms from the start of the run: then, or `SHRINK_FLOOR_MS` after
    * the failure was met if that is later. The smallest failing case found by then is the
-   * counterexample, and says so. Unset, shrinking goes to its end (a time budget sets it: shrinking
+   * counterexample (`shrinkStopped` says so). Unset, shrinking goes to its end (a time budget sets it: shrinking
    * over MCP costs a tree of calls a step, and would spend the other properties' time).
    */
   shrinkDeadlineMs?: number;
@@ -65,6 +66,8 @@ export interface PropertyResult {
   timeMs: number;
   seed: number;
   counterexample?: string;
+  /** Shrinking was stopped at the deadline (`shrinkDeadlineMs`): a smaller case may fail too. */
+  shrinkStopped?: true;
   reason?: string;
   /** fast-check's path to the shrunk counterexample, for `--path` replays. */
   path?: string;
@@ -91,9 +94,6 @@ export interface PropertyResult {
 
 /** The least time a failure gets to shrink under a deadline: enough to cut a tree of probes down to the few that fail. */
 export const SHRINK_FLOOR_MS = 3_000;
-
-/** What a counterexample says when its shrinking was stopped by the deadline. */
-export const SHRINK_STOPPED = "(shrinking stopped at the time budget's deadline: a smaller case may fail too)";
 
 // Long enough for a run of sequences.bash on a loaded 2-core machine; short enough that a fork whose
 // tool hangs (a FIFO read without O_NONBLOCK) fails instead of stalling the audit.
@@ -202,7 +202,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     ...common,
     status: "failed",
     ...counted,
-    counterexample: value === undefined ? "(none)" : `${property.render(value)}${shrinkStopped ? `\n${SHRINK_STOPPED}` : ""}`,
+    counterexample: value === undefined ? "(none)" : property.render(value),
+    ...(shrinkStopped ? { shrinkStopped: true as const } : {}),
     reason: describeFailure(errorInstance),
     consequence,
     ...(alsoSeen.length === 0 ? {} : { alsoSeen }),
