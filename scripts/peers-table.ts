@@ -7,6 +7,7 @@ import { PEERS } from "../fixtures/peers/catalog.js";
 import type { PropertyKind } from "../src/kit/audit/property.js";
 import type { PropertyStatus } from "../src/kit/audit/run.js";
 import type { CoverageRow } from "../src/kit/audit/coverage.js";
+import type { Consequence, Threat } from "../src/kit/findings/findings.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 
 export const PEERS_DATA_FILE = "docs/peers.json";
@@ -21,6 +22,9 @@ export interface PeerResult {
   /** Calls of each of the package's tools, by its own name. */
   calls: Record<string, number>;
   reason?: string;
+  /** Of a failure: what it costs, and what an attacker needs for it (src/kit/findings/findings.ts). */
+  consequence?: Consequence;
+  threat?: Threat;
   counterexample?: string;
   replay?: string;
 }
@@ -141,8 +145,9 @@ export function renderPeers(data: PeersData): string {
     "package must refuse, so an adapter that went around the package's own check would fail there.",
     "",
     "A finding here is a security report about someone else's package: it goes to the maintainer's security",
-    "contact before a release of this package publishes it (SECURITY.md). Each is stated as its class and the",
-    "minimal counterexample the audit shrank it to, with the command that replays it once `npm run peers` has",
+    "contact before a release of this package publishes it (SECURITY.md). Each is stated as its class, what it",
+    "costs and what an attacker needs for it (docs/contract.md, \"What a failure costs\"), and the minimal",
+    "counterexample the audit shrank it to, with the command that replays it once `npm run peers` has",
     `installed the package; set \`${PEERS_VARIABLE.slice(1)}\` to the folder it installs into (\`$TMPDIR/workspace-gates-peers\`) first.`,
     "",
     "In a counterexample and a reason, `ws` is the workspace root, `$BOX` the sandbox around it, and `siblingN` the N-th",
@@ -189,6 +194,7 @@ export function renderPeers(data: PeersData): string {
       `### \`${run.name}\` ${run.version}: \`${result.id}\``,
       "",
       `- class: ${classOf(run, result.id) ?? "not yet classified"}`,
+      `- consequence: ${result.consequence ?? "not recorded"}; threat: ${result.threat ?? "not recorded"}`,
       `- broken: ${(result.reason ?? "").split("\n").map((line) => line.trim()).filter((line) => line !== "").join(" ")}`,
       "- counterexample:",
       "",

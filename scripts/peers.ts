@@ -93,12 +93,14 @@ async function audit(peer: Peer, json: string): Promise<PeerRun> {
     ...(peer.kind === "mcp" ? { race: await race(argv.slice(argv.indexOf("--mcp")), `${json}.race.json`) } : {}),
     coverage: report.coverage.map((row) => ({ ...row, why: portable(row.why) })),
     results: [
-      ...report.results.map(({ id, kind, status, calls, reason, counterexample, replay }) => ({
+      ...report.results.map(({ id, kind, status, calls, reason, consequence, threat, counterexample, replay }) => ({
         id,
         kind,
         status,
         calls,
         ...(reason === undefined ? {} : { reason: portable(reason) }),
+        ...(consequence === undefined ? {} : { consequence }),
+        ...(threat === undefined ? {} : { threat }),
         ...(counterexample === undefined ? {} : { counterexample: portable(counterexample) }),
         ...(replay === undefined ? {} : { replay: portable(replay) }),
       })),

@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 import { PEERS } from "../fixtures/peers/catalog.js";
 import { PEERS_DATA_FILE, PEERS_PAGE_FILE, type PeersData, renderPeers } from "../scripts/peers-table.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { CONSEQUENCES, THREATS } from "../src/kit/findings/findings.js";
 import { readMapping } from "../src/kit/mcp/mapping.js";
+import { twinOf } from "./support/official-seeds.js";
 
 const data = JSON.parse(await readFile(PEERS_DATA_FILE, "utf8")) as PeersData;
 
@@ -32,6 +34,15 @@ describe("the gallery of real packages (docs/peers.md)", () => {
         if (result.status === "failed") expect(result, `${run.name} ${result.id}`).toMatchObject({ counterexample: expect.any(String), replay: expect.any(String) });
         if (result.status === "not-applicable") expect(result.reason, `${run.name} ${result.id}`).toMatch(/\w{4,}/);
       }
+  });
+
+  it("states what every failure costs and what it needs, as the audit's reports do", () => {
+    for (const run of data.peers)
+      for (const result of run.results)
+        if (result.status === "failed") {
+          expect(Object.keys(CONSEQUENCES), `${run.name} ${result.id}`).toContain(result.consequence);
+          expect(Object.keys(THREATS), `${run.name} ${result.id}`).toContain(result.threat);
+        }
   });
 
   it("classifies every failed guarantee from the package's source: no finding is published without its class", () => {
@@ -62,7 +73,8 @@ describe("the gallery of real packages (docs/peers.md)", () => {
     const official = data.peers.find((run) => run.name === "@modelcontextprotocol/server-filesystem");
     const write = official?.results.find((result) => result.id === "containment.write");
     expect(write?.status).toBe("failed");
-    expect(write?.counterexample).toMatch(/sibling[34]\b/);
+    // The twin its one link reaches is the quote or the space twin (the name, not its number, which the order of twins decides).
+    expect(twinOf(write?.counterexample)).toMatch(/['\s]$/);
     expect(write?.replay).toMatch(/^npx workspace-gates audit --mcp --only containment\.write --seed \d+ --path \S+ -- node \S+server-filesystem\/dist\/index\.js '\{root\}'$/);
   });
 
