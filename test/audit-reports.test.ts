@@ -10,7 +10,7 @@ import { compareWithBaseline } from "../src/kit/audit/baseline.js";
 import { type AuditProperty, violation } from "../src/kit/audit/property.js";
 import type { AuditReport, JsonReport } from "../src/kit/audit/report.js";
 import { DEFAULT_VERDICT, JSON_SCHEMA_VERSION, SHRINK_STOPPED, failsRun, renderText, summarize, toJson } from "../src/kit/audit/report.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { SHRINK_FLOOR_CANDIDATES, runProperty } from "../src/kit/audit/run.js";
 import { toJUnit, toSarif } from "../src/kit/audit/report-formats.js";
 import { CONSEQUENCES, DEFAULT_FAIL_ON, ESCAPES } from "../src/kit/findings/findings.js";
 import { findingsFile } from "../src/kit/findings/sarif.js";
@@ -273,56 +273,61 @@ describe("cases and runs", () => {
 });
 
 describe("shrinking under a deadline", () => {
-  // Every value from 1 up breaks the rule, so shrinking walks down to 1, one check per step.
-  const property = (checkMs: number): AuditProperty<number> => ({
+  // Any list breaks the rule: shrinking takes each number but the smallest down to 1, a candidate
+  // each, so a list of many more numbers than the floor takes more candidates than the floor.
+  const property = (length: number, checked: number[][] = []): AuditProperty<number[]> => ({
     id: "example.shrink",
     gate: "isInside",
     kind: "guarantee",
-    title: "an example that shrinks for as long as its checks take",
+    title: "an example whose shrinking takes as many candidates as its list is long",
     needs: ["isInside"],
     consequence: "hardening broken",
     threat: () => "the model's input alone",
-    arbitrary: fc.integer({ min: 1_000_000, max: 2 ** 30 }).chain((start) => fc.integer({ min: 0, max: start })),
-    render: (value) => String(value),
+    arbitrary: fc.array(fc.integer({ min: 1, max: 1_000_000 }), { minLength: length, maxLength: length }),
+    render: (value) => value.join(","),
     check: async (_target, value) => {
-      await new Promise((resolve) => setTimeout(resolve, checkMs));
-      if (value >= 1) violation(`${value} is not 0`);
+      checked.push(value);
+      violation(`${value.length} numbers`);
     },
   });
   const target = { label: "m.mjs", isInside: () => true };
 
-  it("stops at the deadline with the smallest failing case found so far, and says so", async () => {
-    // Some twenty-five checks of 250 ms: twice the floor a failure gets past a spent deadline.
-    const slow = await runProperty(property(250), target, { seed: 5, runs: 10, shrinkDeadlineMs: 0 });
-    expect(slow).toMatchObject({ status: "failed", shrinkStopped: true });
-    expect(Number(slow.counterexample)).toBeGreaterThan(1);
+  it("past the deadline, stops after SHRINK_FLOOR_CANDIDATES candidates with the smallest failing case found, and says so", async () => {
+    const checked: number[][] = [];
+    const stopped = await runProperty(property(400, checked), target, { seed: 5, runs: 10, shrinkDeadlineMs: 0 });
+    expect(stopped).toMatchObject({ status: "failed", shrinkStopped: true });
+    // The first value failed; every candidate after it up to the floor was checked, none after.
+    expect(checked).toHaveLength(1 + SHRINK_FLOOR_CANDIDATES);
+    const full = await runProperty(property(400), target, { seed: 5, runs: 10 });
+    expect(full.counterexample).toBe(Array<number>(400).fill(1).join(","));
+    expect(stopped.counterexample).not.toBe(full.counterexample);
   });
 
-  it("is the time budget's: a failure of a slow module shrinks until its share is spent, and every report says so", async () => {
-    const module = join(scratch, "slow-inside.mjs");
-    // 100 ms a check, and every path inside: each shrink step costs a check.
-    await writeFile(module, "export const isInside = () => { const until = Date.now() + 100; while (Date.now() < until); return true; };\n");
-    const [json, junit, sarif] = ["slow.json", "slow.xml", "slow.sarif"].map((name) => join(scratch, name));
-    const { code, stdout } = await cli("audit", module, "--only", "isInside.posix", "--time", "1", "--seed", "1", "--json", json!, "--junit", junit!, "--sarif", sarif!);
+  it("shrinks to the end within the floor, on any machine: the floor is a count, not a time", async () => {
+    for (const options of [{ shrinkDeadlineMs: 0 }, {}]) {
+      const short = await runProperty(property(2), target, { seed: 5, runs: 10, ...options });
+      expect(short).toMatchObject({ status: "failed", counterexample: "1,1" });
+      expect(short.shrinkStopped).toBeUndefined();
+    }
+  });
+
+  it("is the time budget's: a failure whose shrink is long stops when its share is spent, and every report says so", async () => {
+    // lexical-fallback's faults.tools shrinks through a thousand candidates at seed 1.
+    const module = "fixtures/vulnerable/lexical-fallback.ts";
+    const [json, junit, sarif] = ["stopped.json", "stopped.xml", "stopped.sarif"].map((name) => join(scratch, name));
+    const { code, stdout } = await cli("audit", module, "--only", "faults.tools", "--time", "1", "--seed", "1", "--json", json!, "--junit", junit!, "--sarif", sarif!);
     expect(code).toBe(1);
-    expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+FAILED\s/m);
+    expect(stdout).toMatch(/^\w+\s+faults\.tools\s+FAILED\s/m);
     expect(stdout).toMatch(new RegExp(`\\n {4}${SHRINK_STOPPED}\\n {4}replay: `));
     const [result] = (JSON.parse(await readFile(json!, "utf8")) as JsonReport).results;
-    expect(result).toMatchObject({ id: "isInside.posix", shrinkStopped: true });
+    expect(result).toMatchObject({ id: "faults.tools", shrinkStopped: true });
     expect(result?.counterexample).not.toContain(SHRINK_STOPPED);
     // The replay does the reported case, shrinking nothing: the same counterexample, without the mark.
     const words = (result?.replay ?? "").split(" ");
     const replayed = await cli(...words.slice(words.indexOf("audit")));
-    expect(replayed.stdout).toContain(`counterexample:\n      ${result?.counterexample}\n    replay: `);
+    expect(replayed.code).toBe(1);
+    expect(replayed.stdout).toContain(`counterexample:\n${(result?.counterexample ?? "").split("\n").map((line) => `      ${line}`).join("\n")}\n    replay: `);
     for (const file of [junit, sarif]) expect(await readFile(file!, "utf8")).toContain(SHRINK_STOPPED);
-  });
-
-  it("shrinks to the end when it can within the floor, and a run without a deadline always does", async () => {
-    for (const options of [{ shrinkDeadlineMs: 0 }, {}]) {
-      const fast = await runProperty(property(0), target, { seed: 5, runs: 10, ...options });
-      expect(fast).toMatchObject({ status: "failed", counterexample: "1" });
-      expect(fast.shrinkStopped).toBeUndefined();
-    }
   });
 });
 

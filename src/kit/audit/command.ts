@@ -280,8 +280,8 @@ export function timeShares(totalMs: number, properties: number): { next(): numbe
  * (the kill matrix holds every fork to dying within those, whatever the machine's speed), then
  * further blocks of as many, from the next run of the same stream, while time is left. Every run of
  * a block goes to its end: none is abandoned to go on beside the next property. A failure shrinks
- * until the share is spent (at least `SHRINK_FLOOR_MS`), so a property that fails over a slow target
- * does not take the others' time to shrink.
+ * until the share is spent (but for its first `SHRINK_FLOOR_CANDIDATES`), so a property that fails
+ * over a slow target does not take the others' time to shrink.
  */
 async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number): Promise<PropertyResult> {
   let result = await runProperty(property, target, { ...floor, shrinkDeadlineMs: timeLimitMs });

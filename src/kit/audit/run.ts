@@ -32,10 +32,10 @@ export interface RunOptions {
   /** How long one case may take before it counts as a hang (default `DEFAULT_CASE_TIMEOUT_MS`). */
   timeoutMs?: number;
   /**
-   * When shrinking a failure stops, in ms from the start of the run: then, or `SHRINK_FLOOR_MS` after
-   * the failure was met if that is later. The smallest failing case found by then is the
-   * counterexample (`shrinkStopped` says so). Unset, shrinking goes to its end (a time budget sets it: shrinking
-   * over MCP costs a tree of calls a step, and would spend the other properties' time).
+   * When shrinking a failure may stop, in ms from the start of the run: past it, once it has tried
+   * `SHRINK_FLOOR_CANDIDATES` candidates. The smallest failing case found by then is the
+   * counterexample (`shrinkStopped` says so). Unset, shrinking goes to its end (a time budget sets it:
+   * over MCP each candidate is a tree of calls, and a long shrink would spend the other properties' time).
    */
   shrinkDeadlineMs?: number;
   /** Called as each case starts, with how many have started (shrinking included). */
@@ -92,8 +92,12 @@ export interface PropertyResult {
   targetTrouble?: string;
 }
 
-/** The least time a failure gets to shrink under a deadline: enough to cut a tree of probes down to the few that fail. */
-export const SHRINK_FLOOR_MS = 3_000;
+/**
+ * The shrink candidates a failure always gets, deadline or not: a count, not a time, so that a shrink
+ * this short ends where it would without a deadline on every machine and under any load (those of the
+ * forks in fixtures/vulnerable and of the official MCP server need fewer, but for a rare long one).
+ */
+export const SHRINK_FLOOR_CANDIDATES = 200;
 
 // Long enough for a run of sequences.bash on a loaded 2-core machine; short enough that a fork whose
 // tool hangs (a FIFO read without O_NONBLOCK) fails instead of stalling the audit.
@@ -122,7 +126,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   // stops there); the shrink candidates after it are not cases of the budget.
   let cases = 0;
   let shrinking = false;
-  let shrinkEndsAt = Infinity;
+  let shrinkCandidates = 0;
   let shrinkStopped = false;
   let targetTrouble: string | undefined;
   const consequences = new Set<Consequence>();
@@ -161,7 +165,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     // case that hung as the counterexample, and its path replays it.
     if (hung) return;
     // Past the deadline every candidate passes, as after a hang, so the last failing case stays.
-    if (shrinking && performance.now() > shrinkEndsAt) {
+    if (shrinking && options.shrinkDeadlineMs !== undefined && ++shrinkCandidates > SHRINK_FLOOR_CANDIDATES && performance.now() - startedAt > options.shrinkDeadlineMs) {
       shrinkStopped = true;
       return;
     }
@@ -170,10 +174,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     if (!shrinking) addCalls(calls, recorded.calls);
     if (!recorded.answer.ok) {
       consequences.add(consequenceOf(recorded.answer.error));
-      if (!shrinking) {
-        cases += 1;
-        if (options.shrinkDeadlineMs !== undefined) shrinkEndsAt = Math.max(startedAt + options.shrinkDeadlineMs, performance.now() + SHRINK_FLOOR_MS);
-      }
+      if (!shrinking) cases += 1;
       shrinking = true;
       throw recorded.answer.error;
     }
