@@ -164,7 +164,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     // After a hang, every shrink candidate would wait out the timeout too: passing them all keeps the
     // case that hung as the counterexample, and its path replays it.
     if (hung) return;
-    // Past the deadline every candidate passes, as after a hang, so the last failing case stays.
+    // Past the floor and the deadline every candidate passes, as after a hang, so the last failing case stays.
     if (shrinking && options.shrinkDeadlineMs !== undefined && ++shrinkCandidates > SHRINK_FLOOR_CANDIDATES && performance.now() - startedAt > options.shrinkDeadlineMs) {
       shrinkStopped = true;
       return;
