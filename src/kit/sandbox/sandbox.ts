@@ -32,8 +32,9 @@
  * them; the function it answers puts every one back as it was (contents, times, names), so the
  * canaries compare as unchanged again.
  * Does not promise: to notice writes outside `base`; to put times back finer than the millisecond (a
- * Date's), so a tool that reveals only the sub-millisecond digits of an outside time goes unseen. Generators keep every path and link target they
- * produce within `GUARD_DEPTH` parent steps (see audit/arbitraries/), which is what keeps them inside.
+ * Date's), so a tool that reveals only the sub-millisecond digits of an outside time goes unseen.
+ * Generators keep every path and link target they produce within `GUARD_DEPTH` parent steps (see
+ * audit/arbitraries/), which is what keeps them inside.
  */
 import { accessSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
@@ -178,8 +179,8 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
           if (!stats.isDirectory() || stats.isSymbolicLink()) return false;
           // rm does not follow links, so emptying cannot reach through one. Names as bytes: a case may
           // leave one that no string spells.
-          const names = readdirSync(dir, { encoding: "buffer" }).filter((name) => dir !== scratch || !name.equals(Buffer.from(ROOT_ALIAS)));
-          for (const name of names) rmSync(Buffer.concat([Buffer.from(`${dir}/`), name]), { recursive: true, force: true });
+          const names = readdirSync(dir, { encoding: "buffer" }).filter((name) => dir !== scratch || name.toString("latin1") !== ROOT_ALIAS);
+          for (const name of names) rmSync(childBytes(dir, name), { recursive: true, force: true });
         }
         if (aliasTarget(rootAlias) !== root) {
           rmSync(rootAlias, { force: true });
@@ -194,6 +195,11 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
       await rm(base, { recursive: true, force: true });
     },
   };
+}
+
+/** `dir/name` as bytes, for a name read as bytes (`readdir` with `encoding: "buffer"`). */
+export function childBytes(dir: string | Buffer, name: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(dir), Buffer.from("/"), name]);
 }
 
 function aliasTarget(alias: string): string | undefined {
@@ -290,7 +296,7 @@ function snapshotInto(path: Buffer, unwatched: ReadonlySet<string>, entries: Sna
   } else if (stats.isDirectory()) {
     entries.set(key, { path: shown, state: { kind: "directory" }, fingerprint: "dir" });
     const names = readdirSync(path, { encoding: "buffer" }).sort(Buffer.compare);
-    for (const name of names) snapshotInto(Buffer.concat([path, Buffer.from("/"), name]), unwatched, entries);
+    for (const name of names) snapshotInto(childBytes(path, name), unwatched, entries);
   } else entries.set(key, { path: shown, state: { kind: "special", mode: stats.mode }, fingerprint: `special mode ${stats.mode}` });
 }
 

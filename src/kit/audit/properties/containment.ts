@@ -29,7 +29,7 @@ import {
   workspaceRoot,
 } from "../arbitraries/index.js";
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
-import { CANARY_FILE, SECRET, type Sandbox, displayBytes } from "../../sandbox/sandbox.js";
+import { CANARY_FILE, SECRET, type Sandbox, childBytes, displayBytes } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
 import { type Tree, type TreeEntry, materialize, renderTree } from "../../sandbox/tree.js";
 import type { AuditTarget } from "../../operations/target.js";
@@ -183,7 +183,7 @@ export async function holds(root: string, path: string, content: string): Promis
  */
 export function findFile(dir: string | Buffer, matches: (content: string) => boolean): string | undefined {
   for (const name of readdirSync(dir, { encoding: "buffer" })) {
-    const path = Buffer.concat([Buffer.from(dir), Buffer.from("/"), name]);
+    const path = childBytes(dir, name);
     const stats = lstatSync(path);
     const found = stats.isDirectory() ? findFile(path, matches) : stats.isFile() && matches(readFileSync(path, "utf8")) ? displayBytes(path) : undefined;
     if (found !== undefined) return found;
