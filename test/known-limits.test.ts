@@ -2,7 +2,8 @@
 // let through (or what they still hold) in the situations SECURITY.md lists under "What the gates do
 // not stop", for every tool set of the registry; where a set closes a limit, its row says so. A test
 // here that starts failing means a limit changed: update SECURITY.md with it.
-import { constants, link, open, readFile, readlink, symlink } from "node:fs/promises";
+import { realpathSync } from "node:fs";
+import { constants, link, open, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import { join, win32 } from "node:path";
 import { describe, expect, it } from "vitest";
 import { POSIX_FIFO, POSIX_SHELL, describeNeeding } from "./support/platform.js";
@@ -73,6 +74,34 @@ describeEachToolSet("known limits", (toolSet) => {
       const { read } = toolsFor(toolSet, box);
       await expect(read.execute({ path: "to-missing" })).resolves.toEqual({ content: "read: ENOENT: no such file or directory, realpath 'to-missing'", isError: true });
       await expect(read.execute({ path: "to-secret" })).resolves.toEqual({ content: "read: path escapes workspace", isError: true });
+    });
+
+    // The limit follows from how the lookups are made: on the caller's thread (they cost less than a
+    // trip through the thread pool, docs/bench.md), so a filesystem that hangs a lookup (a dead network
+    // mount) holds the whole thread, and the read time bound cannot fire until the lookup returns.
+    it("the path check's realpath runs on the caller's thread, so a lookup that hangs holds it", async () => {
+      const box = sandbox.current;
+      await writeFile(join(box.root, "a.txt"), "x");
+      const { read } = toolsFor(toolSet, box);
+      const real = realpathSync.native;
+      const events: string[] = [];
+      // The check's lookup of the file hangs for 200 ms, as on a stuck mount; a timer is due 20 ms in.
+      realpathSync.native = ((...args: Parameters<typeof real>) => {
+        if (String(args[0]) === join(box.root, "a.txt")) {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+          events.push("lookup returned");
+        }
+        return real(...args);
+      }) as typeof real;
+      const due = new Promise<void>((resolve) => setTimeout(() => resolve(void events.push("timer fired")), 20));
+      try {
+        await expect(read.execute({ path: "a.txt" })).resolves.toEqual({ content: "x" });
+      } finally {
+        realpathSync.native = real;
+      }
+      await due;
+      // Nothing else ran while the lookup hung: the timer due at 20 ms fired only after it returned.
+      expect(events).toEqual(["lookup returned", "timer fired"]);
     });
 
     describeNeeding(POSIX_SHELL, "bash is not confined by any path gate", () => {

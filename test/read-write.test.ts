@@ -1,11 +1,11 @@
 // The read and write tools on real directories: inside paths work, symlinks that lead out are refused
 // with nothing created outside, and invalid input gets the chapter's messages.
-import { lstat, mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { INVALID_READ_INPUTS, INVALID_WRITE_INPUTS } from "../fixtures/invalid-inputs.js";
 import { INSIDE_WRITES, READ_ESCAPES, WRITE_ESCAPES, plantEscapeLinks } from "../fixtures/path-scenarios.js";
-import { SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
+import { CANARY_FILE, SECRET, type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
 import { createWorkspaceTools } from "../src/tools/workspace-tools.js";
@@ -125,6 +125,29 @@ describe("write: the rename discipline in detail", () => {
       isError: true,
     });
     expect(called).toBe(false);
+  });
+
+  it("replaces a leaf swapped for a link to outside after the check, rather than following the link", async () => {
+    // The check's lstat saw a plain file; a swap right after its realpath turns the leaf into a link
+    // to the outside secret. The write decides the leaf's kind from the check's lstat (one lookup, not
+    // two), so the rename replaces the link; asking lstat again would follow it and replace the secret.
+    const leaf = join(box.root, "leaf.txt");
+    await writeFile(leaf, "old");
+    const secret = join(box.outside, CANARY_FILE);
+    const secretBefore = await readFile(secret, "utf8");
+    const swapping = {
+      lstat,
+      realpath: async (path: string) => {
+        const real = await realpath(path);
+        if (path === leaf) await rm(leaf).then(() => symlink(secret, leaf));
+        return real;
+      },
+    } as unknown as FsApi;
+    const [, swapped] = createWorkspaceTools(box.root, { fsApi: swapping }) as [Tool, Tool, Tool];
+    await expect(swapped.execute({ path: "leaf.txt", content: "new" })).resolves.toEqual({ content: "wrote 3 bytes to leaf.txt" });
+    await expect(readFile(secret, "utf8")).resolves.toBe(secretBefore);
+    expect((await lstat(leaf)).isFile()).toBe(true);
+    await expect(readFile(leaf, "utf8")).resolves.toBe("new");
   });
 
   it("names the file asked for, not its temporary file, when the temporary file cannot be made", async () => {

@@ -1,9 +1,10 @@
 // The walk's answers to a filesystem that changes under it, one move at a time, and to a write that
-// fails halfway: each is staged by wrapping node:fs/promises for this file only, so the move happens
-// exactly between two of the walk's calls instead of by luck.
-import { constants } from "node:fs";
+// fails halfway: each is staged by wrapping node:fs/promises (and node:fs's openSync, which the walk's
+// check of the leaf uses) for this file only, so the move happens exactly between two of the walk's
+// calls instead of by luck.
+import { constants, mkdirSync, rmSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { mkdir, readFile, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, rename, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import type { Tool } from "../src/gates/tool.js";
@@ -14,15 +15,27 @@ import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { useSandbox } from "./support/sandbox.js";
 
 type Open = (path: string, flags?: number, mode?: number) => Promise<FileHandle>;
+type OpenSync = (path: string, flags?: number, mode?: number) => number;
 
 const moves = vi.hoisted(() => ({
   /** Replaces `open` while set: gets the real one and the call's arguments. */
   open: undefined as ((real: Open, path: string, flags: number, mode?: number) => Promise<FileHandle>) | undefined,
+  /** Replaces `openSync` while set, the same way. */
+  openSync: undefined as ((real: OpenSync, path: string, flags: number, mode?: number) => number) | undefined,
   /** Runs before each `mkdir` while set, and may fail it. */
   beforeMkdir: undefined as ((path: string) => Promise<void>) | undefined,
   /** Runs after each successful `mkdir` while set. */
   afterMkdir: undefined as ((path: string) => Promise<void>) | undefined,
 }));
+vi.mock("node:fs", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("node:fs")>();
+  const realOpenSync = actual.openSync as OpenSync;
+  return {
+    ...actual,
+    openSync: (path: string, flags: number, mode?: number) =>
+      moves.openSync === undefined ? realOpenSync(path, flags, mode) : moves.openSync(realOpenSync, path, flags, mode),
+  };
+});
 vi.mock("node:fs/promises", async (importOriginal) => {
   const actual = await importOriginal<typeof import("node:fs/promises")>();
   const realOpen = actual.open as Open;
@@ -52,6 +65,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   moves.open = undefined;
+  moves.openSync = undefined;
   moves.beforeMkdir = undefined;
   moves.afterMkdir = undefined;
 });
@@ -122,7 +136,7 @@ describeNeeding(LINUX_PROCFS, "a directory that changes between the walk's calls
 
 describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the rename, or a write that fails", () => {
   const isReplaceCheck = (path: string, flags: number) => path.endsWith("/leaf.txt") && (flags & O_WRONLY) !== 0 && (flags & O_CREAT) === 0;
-  const isTemporary = (path: string, flags: number) => /\/\.write-[0-9a-f]{16}$/.test(path) && (flags & O_CREAT) !== 0;
+  const isTemporary = (path: string, flags: number) => /\/\.write-[0-9a-f-]{36}$/.test(path) && (flags & O_CREAT) !== 0;
 
   /** Replaces the temporary file's writeFile: `instead` gets the real one and the content. */
   function onTemporaryWrite(instead: (writeFully: (data: string) => Promise<void>, data: string) => Promise<void>): void {
@@ -136,7 +150,7 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
 
   it("replaces whole a file that appeared after the walk found its name free", async () => {
     await writeFile(join(box.root, "leaf.txt"), "old, and longer than the new content");
-    moves.open = async (real, path, flags, mode) => {
+    moves.openSync = (real, path, flags, mode) => {
       if (isReplaceCheck(path, flags)) throw failed("ENOENT", "no such file or directory", path);
       return real(path, flags, mode);
     };
@@ -146,17 +160,17 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
 
   it("takes back the temporary file when the rename fails: a directory put at the name meanwhile", async () => {
     await writeFile(join(box.root, "leaf.txt"), "old");
-    moves.open = async (real, path, flags, mode) => {
+    moves.openSync = (real, path, flags, mode) => {
       if (isReplaceCheck(path, flags)) {
-        await rm(join(box.root, "leaf.txt"));
-        await mkdir(join(box.root, "leaf.txt"));
+        rmSync(join(box.root, "leaf.txt"));
+        mkdirSync(join(box.root, "leaf.txt"));
         throw failed("ENOENT", "no such file or directory", path);
       }
       return real(path, flags, mode);
     };
     const answer = await verifiedTools().write.execute({ path: "leaf.txt", content: "new" });
     expect(answer).toEqual({
-      content: expect.stringMatching(new RegExp(`^write: EISDIR: illegal operation on a directory, rename '\\.write-[0-9a-f]{16}' -> 'leaf\\.txt'$`)),
+      content: expect.stringMatching(new RegExp(`^write: EISDIR: illegal operation on a directory, rename '\\.write-[0-9a-f-]{36}' -> 'leaf\\.txt'$`)),
       isError: true,
     });
     expect(await readdir(box.root)).toEqual(["leaf.txt"]);
@@ -195,7 +209,7 @@ describeNeeding(LINUX_PROCFS, "a leaf that changes between the check and the ren
       return real(path, flags, mode);
     };
     await expect(verifiedTools().write.execute({ path: "new/x.txt", content: "x" })).resolves.toEqual({
-      content: expect.stringMatching(new RegExp(`^write: EACCES: permission denied, open 'new/\\.write-[0-9a-f]{16}'$`)),
+      content: expect.stringMatching(new RegExp(`^write: EACCES: permission denied, open 'new/\\.write-[0-9a-f-]{36}'$`)),
       isError: true,
     });
     expect(await readdir(box.root)).toEqual([]);

@@ -2,7 +2,7 @@
 // no content escapes and nothing appears outside.
 import { beforeEach, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
-import { SWAP_SCENARIOS, type SwapScenario, afterTheCheck } from "../fixtures/swap-scenarios.js";
+import { SWAP_SCENARIOS, type SwapScenario } from "../fixtures/swap-scenarios.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import type { Tool } from "../src/gates/tool.js";
@@ -23,16 +23,20 @@ beforeEach(async () => {
 
 const RACE_SECONDS = 1;
 
-/** Prepares the scenario's arena in `sandbox`, runs its tool with the swap placed right after the check. */
-async function runWithSwap(sandbox: Sandbox, makeTools: (root: string) => Tool[], scenario: SwapScenario, checkCall: 1 | 2) {
+/**
+ * Prepares the scenario's arena in `sandbox`, runs its tool with the swap placed right after the check:
+ * the first realpath the call makes, since both tool sets resolve their root when they are made. (The
+ * first call, not one matched by path: in the dangling-leaf scenario the checked path is the root itself.)
+ */
+async function runWithSwap(sandbox: Sandbox, makeTools: (root: string) => Tool[], scenario: SwapScenario) {
   const arena = await prepareArena(sandbox, scenario.contested, { occupant: scenario.occupant, linkTo: scenario.linkTo(sandbox) });
   const { read, write } = attackedTools(makeTools(sandbox.root));
   let swapped = false;
-  const move = async () => {
-    await swapInLink(arena);
+  const move = () => {
+    swapInLink(arena);
     swapped = true;
   };
-  const result = await withRealpathTrap({ springsOn: afterTheCheck(checkCall), move }, () =>
+  const result = await withRealpathTrap({ springsOn: () => true, move }, () =>
     scenario.tool === "read" ? read.execute({ path: scenario.path }) : write.execute({ path: scenario.path, content: "pwned" }),
   );
   return { result, swapped };
@@ -44,7 +48,7 @@ describeNeeding(LINUX_PROCFS, "a swap injected right after the path check", () =
   it.each(SWAP_SCENARIOS)("control: the chapter's tools escape (unless chapterHolds): $label", async (scenario) => {
     const control = await createSandbox();
     try {
-      const { result, swapped } = await runWithSwap(control, createWorkspaceTools, scenario, 1);
+      const { result, swapped } = await runWithSwap(control, createWorkspaceTools, scenario);
       expect(swapped).toBe(true);
       if (scenario.chapterHolds !== undefined) {
         expect(result).toEqual({ content: `wrote 5 bytes to ${scenario.path}` });
@@ -57,7 +61,7 @@ describeNeeding(LINUX_PROCFS, "a swap injected right after the path check", () =
   });
 
   it.each(SWAP_SCENARIOS)("the verified tools refuse and leave nothing outside: $label", async (scenario) => {
-    const { result, swapped } = await runWithSwap(box, createVerifiedWorkspaceTools, scenario, 2);
+    const { result, swapped } = await runWithSwap(box, createVerifiedWorkspaceTools, scenario);
     expect(swapped).toBe(true);
     expect(result).toEqual({ content: `${scenario.tool}: path escapes workspace`, isError: true });
     // the afterEach canary check proves no file, empty file or directory appeared outside

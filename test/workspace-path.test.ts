@@ -131,8 +131,19 @@ describe("workspaceBoundary: what it answers besides the path", () => {
     await symlink(box.root, join(box.root, "alias"));
     const boundary = workspaceBoundary(join(box.root, "alias"));
     expect(boundary.root).toBe(box.root);
-    await expect(boundary.creating?.("a/new/deeper.txt")).resolves.toEqual({ path: join(box.root, "a/new/deeper.txt"), existing: join(box.root, "a") });
-    await expect(boundary.creating?.("a/f.txt")).resolves.toEqual({ path: join(box.root, "a/f.txt"), existing: join(box.root, "a/f.txt") });
+    await expect(boundary.creating?.("a/new/deeper.txt")).resolves.toEqual({ path: join(box.root, "a/new/deeper.txt"), existing: join(box.root, "a"), leaf: undefined });
+    const existing = await boundary.creating?.("a/f.txt");
+    expect(existing).toMatchObject({ path: join(box.root, "a/f.txt"), existing: join(box.root, "a/f.txt") });
+    // The check's own lstat of the leaf, which the write tool uses instead of asking again.
+    expect(existing?.leaf?.isFile()).toBe(true);
+    expect(existing?.leaf?.mode).toBe((await lstat(join(box.root, "a/f.txt"))).mode);
+  });
+
+  it("answers the leaf as lstat sees it: a symlink there is the link, not its target", async () => {
+    await writeFile(join(box.root, "f.txt"), "x");
+    await symlink("f.txt", join(box.root, "link"));
+    const checked = await workspaceBoundary(box.root).creating?.("link");
+    expect(checked?.leaf?.isSymbolicLink()).toBe(true);
   });
 });
 

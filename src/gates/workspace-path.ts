@@ -30,14 +30,36 @@
  * an error other than ENOENT or ENOTDIR met through a link to outside (EACCES, ELOOP), which
  * propagates as itself, as every error but ENOENT must.
  */
-import { realpathSync, statSync } from "node:fs";
-import * as fsPromises from "node:fs/promises";
+import { type Stats, lstatSync, realpathSync, statSync } from "node:fs";
+import type * as fsPromises from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { isInside } from "./is-inside.js";
 import { ESCAPE_MESSAGE, NUL_MESSAGE } from "./messages.js";
 
-/** The slice of `node:fs/promises` the check uses, injectable for fault injection (EACCES as root). */
+/** The check's lookups as `node:fs/promises` makes them, injectable for fault injection (EACCES as root). */
 export type FsApi = Pick<typeof fsPromises, "lstat" | "realpath">;
+
+/** What the check and the write tool read of an `lstat`. */
+export type LeafStats = Pick<Stats, "isFile" | "isDirectory" | "isSymbolicLink" | "mode">;
+
+/** What the check calls: an injected `FsApi`, or `SYNC_LOOKUPS`, which answer at once. */
+export interface Lookups {
+  lstat(path: string): LeafStats | Promise<LeafStats>;
+  realpath(path: string): string | Promise<string>;
+  realpath(path: string, options: { encoding: "buffer" }): Buffer | Promise<Buffer>;
+}
+
+/**
+ * The check's lookups unless an `FsApi` is injected: synchronous ones. A lookup answers in a few µs
+ * from the kernel's caches, where the same call through libuv's thread pool costs some 30 µs more
+ * (`npm run bench`, "lookup" rows), which was most of what the check cost. The price: a lookup that
+ * hangs (a dead network filesystem) holds the caller's thread, and no time bound fires meanwhile.
+ */
+const SYNC_LOOKUPS: Lookups = {
+  lstat: lstatSync,
+  // `.native` is looked up on every call, so that a trap set on it (the TOCTOU demo's) sees the check.
+  realpath: ((path: string, options?: { encoding: "buffer" }) => realpathSync.native(path, options as { encoding: "buffer" })) as Lookups["realpath"],
+};
 
 /** What the check found out about a candidate; the write tool uses all of it. */
 export interface CheckedPath {
@@ -45,6 +67,11 @@ export interface CheckedPath {
   path: string;
   /** `path` itself when it exists (as `lstat` sees it), otherwise its nearest existing ancestor. */
   existing: string;
+  /**
+   * `lstat(path)` as the check saw it, whenever `path` exists (so `existing` is `path`). The write tool
+   * takes the leaf's kind from it: a hand-made boundary that leaves it out has an existing file refused.
+   */
+  leaf?: LeafStats | undefined;
 }
 
 /**
@@ -71,7 +98,7 @@ export type Boundary = ((candidate: string, creating: boolean) => Promise<string
  * root symlink to switch workspaces must create new tools; and a boundary made later pins whatever
  * the root's name means by then, including a swap an earlier bash job made.
  */
-export function workspaceBoundary(root: string, fsApi: FsApi = fsPromises): Boundary {
+export function workspaceBoundary(root: string, fsApi: Lookups = SYNC_LOOKUPS): Boundary {
   const rootReal = pinnedRoot(root);
   const handed = resolve(root);
   const check = (candidate: string, creating: boolean) => checkedPath(rootReal, throughHandedRoot(handed, rootReal, candidate), creating, fsApi);
@@ -116,15 +143,19 @@ export async function workspacePath(
   root: string,
   candidate: string,
   creating: boolean,
-  fsApi: FsApi = fsPromises,
+  fsApi: Lookups = SYNC_LOOKUPS,
 ): Promise<string> {
   refuseNul(candidate);
   const rootReal = await fsApi.realpath(root);
   return (await checkedPath(rootReal, throughHandedRoot(resolve(root), rootReal, candidate), creating, fsApi)).path;
 }
 
-/** The chapter's steps after `rootReal = realpath(root)`, with the outside kept out of the answer. */
-async function checkedPath(rootReal: string, candidate: string, creating: boolean, fsApi: FsApi): Promise<CheckedPath> {
+/**
+ * The chapter's steps after `rootReal = realpath(root)`, with the outside kept out of the answer: the
+ * check below a root whose real path the caller already holds (the verified tools have the kernel's
+ * answer for their pinned root, so they do not resolve it again).
+ */
+export async function checkedPath(rootReal: string, candidate: string, creating: boolean, fsApi: Lookups = SYNC_LOOKUPS): Promise<CheckedPath> {
   refuseNul(candidate);
   const path = resolve(rootReal, candidate);
   // By name first: `..` and absolute paths are refused alike, whatever exists where they point.
@@ -132,16 +163,17 @@ async function checkedPath(rootReal: string, candidate: string, creating: boolea
   const rootBytes = asBytes(rootReal);
   try {
     let existing = path;
+    let leaf: LeafStats | undefined;
     if (creating) {
       try {
-        await fsApi.lstat(path);
+        leaf = await fsApi.lstat(path);
       } catch (error) {
         if (errorCode(error) !== "ENOENT") throw error;
         existing = await nearestExistingAncestor(dirname(path), fsApi);
       }
     }
     if (!isInside(rootBytes, await realBytes(existing, fsApi))) throw new Error(ESCAPE_MESSAGE);
-    return { path, existing };
+    return { path, existing, leaf };
   } catch (error) {
     if (isUnresolved(error)) await refuseWhenAncestorOutside(rootReal, rootBytes, path, fsApi);
     throw inWorkspaceTerms(error, rootReal);
@@ -159,7 +191,7 @@ function refuseNul(candidate: string): void {
  * to UTF-8 and turns each invalid byte into U+FFFD, so a path with U+FFFD in it is asked again as raw
  * bytes; any other is exact as decoded.
  */
-async function realBytes(path: string, fsApi: FsApi): Promise<string> {
+async function realBytes(path: string, fsApi: Lookups): Promise<string> {
   const real = await fsApi.realpath(path);
   if (!real.includes("\uFFFD")) return asBytes(real);
   return asBytes(await fsApi.realpath(path, { encoding: "buffer" }));
@@ -181,7 +213,7 @@ function isUnresolved(error: unknown): boolean {
  * from the first component that does not resolve onwards, so the deepest resolvable ancestor is found
  * by bisection: a path thousands of components deep costs a few calls, not one per component.
  */
-async function refuseWhenAncestorOutside(rootReal: string, rootBytes: string, path: string, fsApi: FsApi): Promise<void> {
+async function refuseWhenAncestorOutside(rootReal: string, rootBytes: string, path: string, fsApi: Lookups): Promise<void> {
   const steps = relative(rootReal, path).split(sep);
   let deepest: string | undefined;
   // `path` itself (all the steps) is known not to resolve; try the ancestors from the root down.
@@ -220,7 +252,7 @@ export function inWorkspaceTerms(error: unknown, rootReal: string): unknown {
  * sees the link itself, and the realpath that follows fails on it). Rethrows anything but ENOENT;
  * throws `no existing ancestor` at the filesystem root instead of looping.
  */
-export async function nearestExistingAncestor(path: string, fsApi: FsApi = fsPromises): Promise<string> {
+export async function nearestExistingAncestor(path: string, fsApi: Lookups = SYNC_LOOKUPS): Promise<string> {
   let current = path;
   while (true) {
     try {

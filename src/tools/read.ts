@@ -11,8 +11,12 @@
  * `read: aborted: …` as soon as the caller's signal fires, and stops reading the file then. Errors
  * name paths relative to the workspace.
  * Does not promise: protection against a swap between check and open (TOCTOU), or against a hardlink
- * that names an outside file. Invalid UTF-8 is decoded with U+FFFD replacements.
+ * that names an outside file; the time bound while a lookup hangs (the check's `lstat` and `realpath`
+ * and the file's `fstat` are synchronous, as they cost less than a trip through the thread pool, so a
+ * dead network filesystem holds the thread; the open and the reads are not). Invalid UTF-8 is decoded
+ * with U+FFFD replacements.
  */
+import { fstatSync } from "node:fs";
 import { constants, open } from "node:fs/promises";
 import { failure } from "../gates/failure.js";
 import { callerSignal, stringField } from "../gates/fields.js";
@@ -105,7 +109,8 @@ async function readRegularFile(target: string, signal: AbortSignal): Promise<str
     throw (error as NodeJS.ErrnoException).code === "ENXIO" ? new Error(NOT_REGULAR_FILE) : error;
   });
   try {
-    const stats = await handle.stat();
+    // A lookup, made synchronously as the path check's are (`SYNC_LOOKUPS` in workspace-path.ts).
+    const stats = fstatSync(handle.fd);
     if (!stats.isFile()) throw new Error(NOT_REGULAR_FILE);
     return await readTruncated(fileChunks(handle, stats.size), signal);
   } finally {

@@ -20,7 +20,11 @@ import { type FsApi, workspaceBoundary } from "../gates/workspace-path.js";
 export interface WorkspaceToolsOptions {
   /** Overrides of the chapter's bash limits (10 s, 64 KiB, 64 KiB), for tests and deployments. */
   bash?: Partial<BashLimits>;
-  /** The `lstat`/`realpath` of the path check; the real `node:fs/promises` by default. */
+  /**
+   * The `lstat`/`realpath` of the path check (synchronous `node:fs` calls by default). The write tool
+   * also takes the leaf's kind and mode from this `lstat`: inject lookups of the real disk (faults
+   * wrapped around them), not of another filesystem.
+   */
   fsApi?: FsApi;
   /** read's time bound: after this many milliseconds a read stops and answers a timeout (default 10 s). */
   readTimeoutMs?: number;

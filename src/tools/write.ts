@@ -22,15 +22,14 @@
  * Does not promise: durability across a power loss (nothing is fsync'd), protection against a swap
  * between check and write (TOCTOU).
  */
-import { randomBytes } from "node:crypto";
-import type { Stats } from "node:fs";
+import { randomUUID } from "node:crypto";
 import { lstat, mkdir, open, realpath, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { failure } from "../gates/failure.js";
 import { callerSignal, stringField } from "../gates/fields.js";
 import { type ToolSpec, schema } from "../gates/schema.js";
 import type { Tool } from "../gates/tool.js";
-import { type Boundary, type CheckedPath, exactUtf8, inWorkspaceTerms, nearestExistingAncestor } from "../gates/workspace-path.js";
+import { type Boundary, type CheckedPath, type LeafStats, exactUtf8, inWorkspaceTerms, nearestExistingAncestor } from "../gates/workspace-path.js";
 import { isInside } from "../gates/is-inside.js";
 import { INVALID_WRITE_INPUT, NOT_AN_ANCESTOR, NOT_REGULAR_FILE, NOT_UTF8_NAME, WRITE_ABORTED } from "../gates/messages.js";
 
@@ -63,14 +62,15 @@ export function writeTool(boundary: Boundary): Tool {
 async function checkedForWrite(boundary: Boundary, candidate: string): Promise<CheckedPath & { candidate: string }> {
   if (boundary.creating !== undefined) return { ...(await boundary.creating(candidate)), candidate };
   const path = await boundary(candidate, true);
-  return { path, existing: await nearestExistingAncestor(path), candidate };
+  const existing = await nearestExistingAncestor(path);
+  return { path, existing, leaf: existing === path ? await lstat(path) : undefined, candidate };
 }
 
 async function replaceFile(checked: CheckedPath & { candidate: string }, content: string, signal: AbortSignal | undefined): Promise<void> {
   const { path, existing, candidate } = checked;
   // `newdir/`, `newdir/.` and `a/b/..` name directories, though resolve() turns them into file names.
   if (["", ".", ".."].includes(candidate.slice(candidate.lastIndexOf("/") + 1))) throw isDirectory(path);
-  const leaf = existing === path ? await landingPlace(path) : undefined;
+  const leaf = checked.leaf === undefined ? undefined : await landingPlace(path, checked.leaf);
   // Stryker disable next-line ArrayDeclaration: a made-up entry is a relative name, which rmdir resolves in the process's cwd, where no empty directory of that name exists
   const created = leaf === undefined ? await createParents(path, existing) : [];
   try {
@@ -85,9 +85,11 @@ async function replaceFile(checked: CheckedPath & { candidate: string }, content
  * Where an existing leaf is written, as `open(path, O_CREAT)` would reach it: the path itself, or the
  * file a symlink there leads to (the link stays). Refuses what is not a regular file. A dangling link
  * (which the chapter's check refuses, a fork's may not) leads where the kernel would create its target.
+ * `linkStats` is the check's own `lstat` of the leaf, not asked again: a leaf that was a file then and
+ * is swapped for a symlink afterwards is replaced by the rename rather than followed. One that was a
+ * symlink then is followed to wherever it leads now (a window of the check, like the directory swap).
  */
-async function landingPlace(path: string): Promise<{ destination: string; stats: Stats }> {
-  const linkStats = await lstat(path);
+async function landingPlace(path: string, linkStats: LeafStats): Promise<{ destination: string; stats: LeafStats }> {
   const stats = linkStats.isSymbolicLink() ? await stat(path).catch(async (error: unknown) => {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     await (await open(path, "a")).close();
@@ -172,12 +174,21 @@ async function removeEmptyDirectories(deepestFirst: readonly string[]): Promise<
 }
 
 /**
+ * A new name for a write's temporary file, in both tool sets: unguessable, so that no one can hold it
+ * ready (the file is created exclusively all the same). `randomUUID` draws from a cached pool; asking
+ * `randomBytes` on every call cost more than a check's lookup.
+ */
+export function temporaryName(): string {
+  return `.write-${randomUUID()}`;
+}
+
+/**
  * The content into a new temporary file beside `destination` (created exclusively, so a link planted
  * at that name is never followed), given `mode` when it replaces a file, then renamed over
  * `destination` unless the signal fired first. On any failure the temporary file is removed.
  */
 async function replaceWith(destination: string, content: string, mode: number | undefined, signal: AbortSignal | undefined): Promise<void> {
-  const temporary = join(dirname(destination), `.write-${randomBytes(8).toString("hex")}`);
+  const temporary = join(dirname(destination), temporaryName());
   const handle = await open(temporary, "wx").catch((error: unknown) => {
     throw aboutDestination(error, temporary, destination);
   });

@@ -6,11 +6,11 @@
  * `/proc/self/fd`; procfs.ts checks once that they can be trusted.
  */
 import type { Stats } from "node:fs";
-import { closeSync, constants, openSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, readlink, rename, rmdir, unlink } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { isInside } from "../gates/is-inside.js";
+import { temporaryName } from "../tools/write.js";
 import { pinnedRoot } from "../gates/workspace-path.js";
 import { ESCAPE_MESSAGE, NOT_REGULAR_FILE, WRITE_ABORTED } from "../gates/messages.js";
 
@@ -48,9 +48,12 @@ export function throughDescriptor(fd: number, name: string): string {
   return `${descriptorLink(fd)}/${name}`;
 }
 
-/** The kernel's answer to "where is this descriptor now?" (` (deleted)` appended once unlinked). */
-async function openedPath(fd: number): Promise<string> {
-  return readlink(descriptorLink(fd));
+/**
+ * The kernel's answer to "where is this descriptor now?" (` (deleted)` appended once unlinked).
+ * Synchronous: procfs answers from the kernel's own tables, never from a disk.
+ */
+function openedPath(fd: number): string {
+  return readlinkSync(descriptorLink(fd));
 }
 
 /** Rewrites an fs error's message and path from the `/proc` string to the path the caller knows. */
@@ -74,7 +77,7 @@ export interface PinnedRoot {
   /** An `O_PATH` descriptor of the root directory: what every walk starts from, and bash's cwd. */
   readonly fd: number;
   /** Where the pinned directory is now, by the kernel's answer. */
-  currentPath(): Promise<string>;
+  currentPath(): string;
 }
 
 // Closing on collection rather than never: callers build tool sets per workspace (the audit builds
@@ -194,14 +197,15 @@ export function hardlinkRefusal(links: number): string {
   return `refused: the file has ${links} hard links, and another of them may be outside the workspace (allowHardlinks accepts this)`;
 }
 
-async function verifyInside(handle: FileHandle, rootReal: string): Promise<Stats> {
-  if (!isInside(rootReal, await openedPath(handle.fd))) throw new Error(ESCAPE_MESSAGE);
-  return handle.stat();
+/** Synchronous, as the path check's lookups are (`SYNC_LOOKUPS` in workspace-path.ts): each costs less than a thread-pool trip. */
+function verifyInside(fd: number, rootReal: string): Stats {
+  if (!isInside(rootReal, openedPath(fd))) throw new Error(ESCAPE_MESSAGE);
+  return fstatSync(fd);
 }
 
 /** Directories get the containment check only: their link count is their number of subdirectories. */
-async function verifyFile(handle: FileHandle, rootReal: string, policy: HardlinkPolicy): Promise<Stats> {
-  const stats = await verifyInside(handle, rootReal);
+function verifyFile(fd: number, rootReal: string, policy: HardlinkPolicy): Stats {
+  const stats = verifyInside(fd, rootReal);
   if (!stats.isFile()) throw new Error(NOT_REGULAR_FILE);
   if (stats.nlink > 1 && !policy.allowHardlinks) throw new Error(hardlinkRefusal(stats.nlink));
   return stats;
@@ -263,7 +267,7 @@ function identityOf(stats: Stats): string {
  * stays, empty, and the answer is the failure that stopped the call; durability (nothing is fsync'd);
  * the replaced file's owner (the new one belongs to this process's user).
  */
-export async function openBeneath(root: PinnedRoot, rootReal: string, relativePath: string, policy: HardlinkPolicy): Promise<FileHandle> {
+export async function openBeneath(root: PinnedRoot, rootReal: string, relativePath: string, policy: HardlinkPolicy): Promise<OpenedFile> {
   return walkBeneath(root, rootReal, relativePath, "read", (walk, name) => openForRead(walk, name, policy));
 }
 
@@ -347,8 +351,8 @@ async function enterDirectory(walk: Walk, name: string, intent: OpenIntent, crea
       throw reword(error, entry.proc, entry.logical);
     }
     walk.push(handle, name);
-    if (madeIt === true) created.push({ entry, identity: identityOf(await handle.stat()), remove: rmdir });
-    await verifyInside(handle, walk.rootReal);
+    if (madeIt === true) created.push({ entry, identity: identityOf(fstatSync(handle.fd)), remove: rmdir });
+    verifyInside(handle.fd, walk.rootReal);
     return { kind: "entered" };
   }
 }
@@ -364,7 +368,13 @@ async function makeDirectory(entry: Entry): Promise<boolean> {
   }
 }
 
-async function openForRead(walk: Walk, name: string, policy: HardlinkPolicy): Promise<Step<FileHandle>> {
+/** A file `openBeneath` opened, with the `fstat` that verified it (its size bounds the read). */
+export interface OpenedFile {
+  handle: FileHandle;
+  stats: Stats;
+}
+
+async function openForRead(walk: Walk, name: string, policy: HardlinkPolicy): Promise<Step<OpenedFile>> {
   const entry = walk.entry(name);
   let handle: FileHandle;
   try {
@@ -373,12 +383,11 @@ async function openForRead(walk: Walk, name: string, policy: HardlinkPolicy): Pr
     return leafFailure(entry, error);
   }
   try {
-    await verifyFile(handle, walk.rootReal, policy);
+    return { kind: "done", value: { handle, stats: verifyFile(handle.fd, walk.rootReal, policy) } };
   } catch (refusal) {
     await handle.close();
     throw refusal;
   }
-  return { kind: "done", value: handle };
 }
 
 /** The leaf's open failed: a symlink there is walked, whatever the open said; anything else is the answer. */
@@ -397,22 +406,23 @@ async function replaceLeaf(walk: Walk, name: string, content: string, settings: 
   try {
     // Opened for writing, though never written through: the kernel's answer tells a file from a
     // symlink (ELOOP), a directory (EISDIR), a FIFO or socket (ENXIO) and a missing name (ENOENT).
-    const existing = await open(entry.proc, REPLACE_CHECK_FLAGS);
+    // Synchronous, like the lookups: no data moves, and a pool trip each way cost more than the calls.
+    const existing = openSync(entry.proc, REPLACE_CHECK_FLAGS);
     try {
-      mode = (await verifyFile(existing, walk.rootReal, settings)).mode;
+      mode = verifyFile(existing, walk.rootReal, settings).mode;
     } finally {
-      await existing.close();
+      closeSync(existing);
     }
   } catch (error) {
     if (errorCode(error) !== "ENOENT") return leafFailure(entry, error);
   }
-  const temporary = walk.entry(`.write-${randomBytes(8).toString("hex")}`);
+  const temporary = walk.entry(temporaryName());
   const handle = await open(temporary.proc, TEMPORARY_FLAGS, NEW_FILE_MODE).catch((error: unknown) => {
     throw reword(error, temporary.proc, temporary.logical);
   });
   try {
-    created.push({ entry: temporary, identity: identityOf(await handle.stat()), remove: unlink });
-    await verifyInside(handle, walk.rootReal);
+    created.push({ entry: temporary, identity: identityOf(fstatSync(handle.fd)), remove: unlink });
+    verifyInside(handle.fd, walk.rootReal);
     if (mode !== undefined) await handle.chmod(mode & 0o7777);
     await handle.writeFile(content);
   } finally {

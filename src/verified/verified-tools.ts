@@ -5,7 +5,7 @@
 import { relative, resolve } from "node:path";
 import { fileChunks, readTruncated } from "../gates/read-truncated.js";
 import type { Tool } from "../gates/tool.js";
-import { type FsApi, throughHandedRoot, workspacePath } from "../gates/workspace-path.js";
+import { type FsApi, checkedPath, throughHandedRoot } from "../gates/workspace-path.js";
 import { bashLimits, bashTool } from "../tools/bash.js";
 import { readToolWith } from "../tools/read.js";
 import { type WorkspaceToolsOptions, createWorkspaceTools } from "../tools/workspace-tools.js";
@@ -58,9 +58,9 @@ export function createVerifiedWorkspaceTools(root: string, options: VerifiedWork
   return [
     readToolWith(async (path, stop) => {
       const { rootReal, relativePath } = await checkedFirst(pinned, handed, path, false, settings.fsApi);
-      const handle = await openBeneath(pinned, rootReal, relativePath, settings);
+      const { handle, stats } = await openBeneath(pinned, rootReal, relativePath, settings);
       try {
-        return await readTruncated(fileChunks(handle, (await handle.stat()).size), stop);
+        return await readTruncated(fileChunks(handle, stats.size), stop);
       } finally {
         await handle.close();
       }
@@ -84,9 +84,9 @@ async function checkedFirst(
   creating: boolean,
   fsApi: FsApi | undefined,
 ): Promise<{ rootReal: string; relativePath: string }> {
-  const rootReal = await root.currentPath();
-  const checked = await workspacePath(rootReal, throughHandedRoot(handed, rootReal, candidate), creating, fsApi);
-  return { rootReal, relativePath: relative(rootReal, checked) };
+  const rootReal = root.currentPath();
+  const { path } = await checkedPath(rootReal, throughHandedRoot(handed, rootReal, candidate), creating, fsApi);
+  return { rootReal, relativePath: relative(rootReal, path) };
 }
 
 export function unverifiedNotice(problem: string): string {

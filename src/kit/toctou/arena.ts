@@ -24,7 +24,8 @@
  * briefly absent: Node has no renameat2(RENAME_EXCHANGE)).
  * Does not promise: to restore the layout; the sandbox is thrown away after the attack.
  */
-import { mkdir, rename, symlink, writeFile } from "node:fs/promises";
+import { renameSync } from "node:fs";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Sandbox } from "../sandbox/sandbox.js";
 
@@ -78,8 +79,11 @@ export async function prepareArena(box: Sandbox, name: string, options: ArenaOpt
   return arena;
 }
 
-/** The attacker's one move: the occupant goes to the parking lot, the symlink takes its name. */
-export async function swapInLink(arena: Arena): Promise<void> {
-  if (arena.occupant !== "none") await rename(arena.contested, arena.parkedOccupant);
-  await rename(arena.parkedLink, arena.contested);
+/**
+ * The attacker's one move: the occupant goes to the parking lot, the symlink takes its name.
+ * Synchronous, so that a trap can make it inside a synchronous `realpath` (fs-trap.ts).
+ */
+export function swapInLink(arena: Arena): void {
+  if (arena.occupant !== "none") renameSync(arena.contested, arena.parkedOccupant);
+  renameSync(arena.parkedLink, arena.contested);
 }

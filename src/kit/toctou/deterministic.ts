@@ -161,11 +161,11 @@ async function runScenario(plan: Plan, { box, tools, narrate }: DeterministicRun
   const result = await withRealpathTrap(
     {
       springsOn: (path, answer) => isInside(arena.contested, path) && isInside(box.root, answer),
-      async move(path, answer) {
+      move(path, answer) {
         check = { path, answer };
         record("check", `realpath(${shown(path)}) = ${shown(answer)}: inside`);
         narrate(`  2. check   realpath(${shown(path)}) = ${shown(answer)}, inside the workspace: check passed`);
-        await swapInLink(arena);
+        swapInLink(arena);
         record("swap", `ws/${plan.contestedName} -> ${shown(arena.outsideTarget)}`);
         narrate(`  3. swap    attacker moves ws/${plan.contestedName} aside and renames a symlink into its place: ws/${plan.contestedName} -> ${shown(arena.outsideTarget)}`);
       },
