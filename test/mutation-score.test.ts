@@ -11,6 +11,7 @@ import {
   formatScore,
   gateFiles,
   judge,
+  mergeRun,
   readSummary,
   renderMarkdown,
   repositoryBars,
@@ -109,6 +110,28 @@ describe("judge: the bars of this repository", () => {
       ["src/a.ts", false],
       ["src/b.ts", false],
     ]);
+  });
+});
+
+describe("mergeRun: a run's entry after a run over some of its files", () => {
+  const results = (files: Record<string, string[]>) => ({ files: Object.fromEntries(Object.entries(files).map(([file, statuses]) => [file, { source: file, mutants: statuses.map(mutant) }])) });
+  const before = summarizeRun(results({ "src/a.ts": ["Survived"], "src/b.ts": ["Killed"], "src/gone.ts": ["Killed"] }));
+  const belongs = (file: string) => file !== "src/gone.ts";
+
+  it("takes a measured file's new figures and keeps every other file that still belongs to the run, with its old hash", () => {
+    const merged = mergeRun(before, results({ "src/a.ts": ["Killed", "Killed"] }), belongs);
+    expect(Object.keys(merged)).toEqual(["src/a.ts", "src/b.ts"]);
+    expect(merged["src/a.ts"]?.tally.detected).toBe(2);
+    expect(merged["src/a.ts"]?.tally.undetected).toBe(0);
+    expect(merged["src/b.ts"]).toEqual(before["src/b.ts"]);
+  });
+
+  it("adds a file the summary did not have, in order", () => {
+    expect(Object.keys(mergeRun(before, results({ "src/0.ts": ["Killed"] }), belongs))).toEqual(["src/0.ts", "src/a.ts", "src/b.ts"]);
+  });
+
+  it("keeps what still belongs when this machine has no results of the run", () => {
+    expect(mergeRun(before, undefined, belongs)).toEqual({ "src/a.ts": before["src/a.ts"], "src/b.ts": before["src/b.ts"] });
   });
 });
 

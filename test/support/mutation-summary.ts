@@ -127,6 +127,19 @@ export function summarizeRun(results: StrykerResults): Record<string, FileSummar
   );
 }
 
+/**
+ * A run's entry after a run: each file it mutated as it measured it now, and every other file as the
+ * summary last had it, while it still belongs to this run (`belongs`: it exists and the run's config
+ * mutates it). A run limited with `--mutate` to the files that changed thus refreshes those alone; a
+ * kept entry still carries its file's hash, so it fails mutate:check as soon as that file changes.
+ * `results` undefined (no run on this machine) keeps every entry that still belongs.
+ */
+export function mergeRun(previous: Record<string, FileSummary>, results: StrykerResults | undefined, belongs: (file: string) => boolean): Record<string, FileSummary> {
+  const measured = results === undefined ? {} : summarizeRun(results);
+  const kept = Object.entries(previous).filter(([file]) => !(file in measured) && belongs(file));
+  return Object.fromEntries([...kept, ...Object.entries(measured)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 const REPLACEMENT_MAX = 40;
 
 function shorten(code: string): string {
