@@ -201,11 +201,12 @@ describeNeeding(LINUX_PROCFS, "the walk, past an approving check", () => {
   });
 
   it.each([
-    { label: "a new file's name", path: `fresh/${"n".repeat(256)}`, failsAt: `fresh/${"n".repeat(256)}` },
-    { label: "a new directory's name", path: `fresh/${"n".repeat(256)}/x`, failsAt: `fresh/${"n".repeat(256)}` },
-  ])("answers ENAMETOOLONG for $label with the open that failed, and takes back fresh/", async ({ path, failsAt }) => {
+    // A leaf is looked up before it is opened (open-beneath.ts, replaceLeaf), a directory opened at once.
+    { label: "a new file's name", path: `fresh/${"n".repeat(256)}`, call: "lstat", failsAt: `fresh/${"n".repeat(256)}` },
+    { label: "a new directory's name", path: `fresh/${"n".repeat(256)}/x`, call: "open", failsAt: `fresh/${"n".repeat(256)}` },
+  ])("answers ENAMETOOLONG for $label with the call that failed, and takes back fresh/", async ({ path, call, failsAt }) => {
     await expect(write.execute({ path, content: "x" })).resolves.toEqual({
-      content: `write: ENAMETOOLONG: name too long, open '${failsAt}'`,
+      content: `write: ENAMETOOLONG: name too long, ${call} '${failsAt}'`,
       isError: true,
     });
     expect(await readdir(box.root)).toEqual([]);

@@ -1,12 +1,13 @@
 // Gate 3, workspacePath and isInside: the chapter's five scenarios, direct attacks, legal names that
 // only look like parent steps, and nearestExistingAncestor walking up on ENOENT only.
+import { lstatSync, realpathSync } from "node:fs";
 import { lstat, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
-import { basename, dirname, join, win32 } from "node:path";
+import { basename, dirname, join, relative, win32 } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox } from "../src/kit/sandbox/sandbox.js";
 import { useSandbox } from "./support/sandbox.js";
 import { isInside } from "../src/gates/is-inside.js";
-import { type FsApi, inWorkspaceTerms, nearestExistingAncestor, throughHandedRoot, workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
+import { type FsApi, type Lookups, inWorkspaceTerms, nearestExistingAncestor, throughHandedRoot, workspaceBoundary, workspacePath } from "../src/gates/workspace-path.js";
 
 let box: Sandbox;
 const sandbox = useSandbox();
@@ -121,6 +122,53 @@ describe("throughHandedRoot", () => {
     const handed = dirname(process.cwd());
     expect(throughHandedRoot(handed, box.root, "x")).toBe("x");
     expect(throughHandedRoot(handed, box.root, join(process.cwd(), "x"))).toBe(join(box.root, basename(process.cwd()), "x"));
+  });
+});
+
+describe("a missing name is asked quietly, not thrown", () => {
+  /**
+   * The default lookups, each call recorded as it was asked. `quietAlsoHides: "ENOTDIR"` answers that
+   * error too with `undefined` when asked quietly, as Node releases after 20 do (nodejs/node#56993).
+   */
+  function recording(quietAlsoHides?: "ENOTDIR"): { fsApi: Lookups; calls: string[] } {
+    const calls: string[] = [];
+    const shown = (path: string) => relative(box.root, path) || ".";
+    const fsApi: Lookups = {
+      lstat(path, options) {
+        const quietly = options?.throwIfNoEntry === false;
+        calls.push(`lstat${quietly ? " quietly" : ""} ${shown(path)}`);
+        try {
+          return lstatSync(path, options);
+        } catch (error) {
+          if (quietly && (error as NodeJS.ErrnoException).code === quietAlsoHides) return undefined;
+          throw error;
+        }
+      },
+      realpath: ((path: string, options?: { encoding: "buffer" }) => {
+        calls.push(`realpath ${shown(path)}`);
+        return realpathSync.native(path, options as { encoding: "buffer" });
+      }) as Lookups["realpath"],
+    };
+    return { fsApi, calls };
+  }
+
+  it("costs a new file below a directory a quiet lstat of it and of its parent, and the parent's realpath: no error is thrown", async () => {
+    const { fsApi, calls } = recording();
+    await expect(workspacePath(box.root, "src/new.ts", true, fsApi)).resolves.toBe(join(box.root, "src/new.ts"));
+    expect(calls).toEqual(["realpath .", "lstat quietly src/new.ts", "lstat quietly src", "realpath src"]);
+  });
+
+  it("asks aloud again below anything but a directory, where a quiet answer may have hidden ENOTDIR", async () => {
+    await symlink("src", join(box.root, "lnk"));
+    const { fsApi, calls } = recording();
+    await expect(workspacePath(box.root, "lnk/new.ts", true, fsApi)).resolves.toBe(join(box.root, "lnk/new.ts"));
+    expect(calls).toEqual(["realpath .", "lstat quietly lnk/new.ts", "lstat quietly lnk", "lstat lnk/new.ts", "realpath lnk"]);
+  });
+
+  it.each(["src/a.ts/x", "src/a.ts/x/y"])("propagates ENOTDIR below a file where a quiet lstat answers it as missing: %s", async (candidate) => {
+    const { fsApi } = recording("ENOTDIR");
+    await expect(workspacePath(box.root, candidate, true, fsApi)).rejects.toMatchObject({ code: "ENOTDIR" });
+    await expect(nearestExistingAncestor(join(box.root, candidate), fsApi)).rejects.toMatchObject({ code: "ENOTDIR" });
   });
 });
 

@@ -44,10 +44,18 @@ export type LeafStats = Pick<Stats, "isFile" | "isDirectory" | "isSymbolicLink" 
 
 /** What the check calls: an injected `FsApi`, or `SYNC_LOOKUPS`, which answer at once. */
 export interface Lookups {
-  lstat(path: string): LeafStats | Promise<LeafStats>;
+  /** With `QUIETLY`, may answer `undefined` for a name that does not resolve, rather than throw ENOENT (`node:fs` does). */
+  lstat(path: string, options?: { bigint?: false; throwIfNoEntry?: false }): LeafStats | undefined | Promise<LeafStats | undefined>;
   realpath(path: string): string | Promise<string>;
   realpath(path: string, options: { encoding: "buffer" }): Buffer | Promise<Buffer>;
 }
+
+/**
+ * A missing name answered, not thrown: an ENOENT thrown costs some ten times the lookup itself, and the
+ * write of a new file meets one on every call. What `undefined` covers differs between Node versions
+ * (ENOENT alone, or ENOTDIR too), so it is trusted only below a directory (`ancestorOfMissing`).
+ */
+const QUIETLY = { bigint: false, throwIfNoEntry: false } as const;
 
 /**
  * The check's lookups unless an `FsApi` is injected: synchronous ones. A lookup answers in a few µs
@@ -165,12 +173,8 @@ export async function checkedPath(rootReal: string, candidate: string, creating:
     let existing = path;
     let leaf: LeafStats | undefined;
     if (creating) {
-      try {
-        leaf = await fsApi.lstat(path);
-      } catch (error) {
-        if (errorCode(error) !== "ENOENT") throw error;
-        existing = await nearestExistingAncestor(dirname(path), fsApi);
-      }
+      leaf = await lstatIfAny(path, fsApi);
+      if (leaf === undefined) existing = await ancestorOfMissing(path, fsApi);
     }
     if (!isInside(rootBytes, await realBytes(existing, fsApi))) throw new Error(ESCAPE_MESSAGE);
     return { path, existing, leaf };
@@ -253,17 +257,34 @@ export function inWorkspaceTerms(error: unknown, rootReal: string): unknown {
  * throws `no existing ancestor` at the filesystem root instead of looping.
  */
 export async function nearestExistingAncestor(path: string, fsApi: Lookups = SYNC_LOOKUPS): Promise<string> {
-  let current = path;
-  while (true) {
-    try {
-      await fsApi.lstat(current);
-      return current;
-    } catch (error) {
-      if (errorCode(error) !== "ENOENT") throw error;
-      const parent = dirname(current);
-      if (parent === current) throw new Error("no existing ancestor");
-      current = parent;
-    }
+  return (await lstatIfAny(path, fsApi)) === undefined ? ancestorOfMissing(path, fsApi) : path;
+}
+
+/**
+ * The nearest existing ancestor of `missing`, which a quiet `lstat` did not find. Below a directory that
+ * answer can only have been ENOENT; below anything else (a file, a link) the kernel may have said
+ * ENOTDIR, which must propagate, so `missing` is asked again aloud for the kernel's own error.
+ */
+async function ancestorOfMissing(missing: string, fsApi: Lookups): Promise<string> {
+  let current = missing;
+  let stats: LeafStats | undefined;
+  do {
+    const parent = dirname(current);
+    if (parent === current) throw new Error("no existing ancestor");
+    current = parent;
+    stats = await lstatIfAny(current, fsApi);
+  } while (stats === undefined);
+  if (!stats.isDirectory()) await lstatIfAny(missing, fsApi, false);
+  return current;
+}
+
+/** `lstat(path)`, or `undefined` for a name that does not resolve (ENOENT), however `fsApi` says so; other errors thrown. */
+async function lstatIfAny(path: string, fsApi: Lookups, quietly = true): Promise<LeafStats | undefined> {
+  try {
+    return await fsApi.lstat(path, quietly ? QUIETLY : undefined);
+  } catch (error) {
+    if (errorCode(error) !== "ENOENT") throw error;
+    return undefined;
   }
 }
 

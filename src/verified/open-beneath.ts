@@ -6,7 +6,7 @@
  * `/proc/self/fd`; procfs.ts checks once that they can be trusted.
  */
 import type { Stats } from "node:fs";
-import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, readlink, rename, rmdir, unlink } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { isInside } from "../gates/is-inside.js";
@@ -404,14 +404,19 @@ async function replaceLeaf(walk: Walk, name: string, content: string, settings: 
   if (settings.namesDirectory) throw await isDirectoryRefusal(entry.proc, entry.logical);
   let mode: number | undefined;
   try {
-    // Opened for writing, though never written through: the kernel's answer tells a file from a
-    // symlink (ELOOP), a directory (EISDIR), a FIFO or socket (ENXIO) and a missing name (ENOENT).
-    // Synchronous, like the lookups: no data moves, and a pool trip each way cost more than the calls.
-    const existing = openSync(entry.proc, REPLACE_CHECK_FLAGS);
-    try {
-      mode = verifyFile(existing, walk.rootReal, settings).mode;
-    } finally {
-      closeSync(existing);
+    // A new name is told by a quiet lstat: the open's ENOENT, thrown, cost more than both calls. Below
+    // the walk's directory descriptor, `undefined` can only mean ENOENT.
+    // Stryker disable next-line ConditionalExpression: opening a name that is not there only throws the ENOENT this lookup spares, which the catch below takes for a new name all the same
+    if (lstatSync(entry.proc, { throwIfNoEntry: false }) !== undefined) {
+      // Opened for writing, though never written through: the kernel's answer tells a file from a
+      // symlink (ELOOP), a directory (EISDIR), a FIFO or socket (ENXIO) and a missing name (ENOENT).
+      // Synchronous, like the lookups: no data moves, and a pool trip each way cost more than the calls.
+      const existing = openSync(entry.proc, REPLACE_CHECK_FLAGS);
+      try {
+        mode = verifyFile(existing, walk.rootReal, settings).mode;
+      } finally {
+        closeSync(existing);
+      }
     }
   } catch (error) {
     if (errorCode(error) !== "ENOENT") return leafFailure(entry, error);
