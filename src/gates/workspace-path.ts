@@ -51,11 +51,12 @@ export interface Lookups {
 }
 
 /**
- * A missing name answered, not thrown: an ENOENT thrown costs some ten times the lookup itself, and the
- * write of a new file meets one on every call. What `undefined` covers differs between Node versions
- * (ENOENT alone, or ENOTDIR too), so it is trusted only below a directory (`ancestorOfMissing`).
+ * A missing name answered, not thrown (`lstatSync`'s option, in both tool sets): an ENOENT thrown costs
+ * some ten times the lookup itself, and the write of a new file meets one on every call. What
+ * `undefined` covers differs between Node versions (ENOENT alone, or ENOTDIR too), so the check trusts
+ * it only below a directory (`ancestorOfMissing`).
  */
-const QUIETLY = { bigint: false, throwIfNoEntry: false } as const;
+export const QUIETLY = { bigint: false, throwIfNoEntry: false } as const;
 
 /**
  * The check's lookups unless an `FsApi` is injected: synchronous ones. A lookup answers in a few µs

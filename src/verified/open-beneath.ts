@@ -11,7 +11,7 @@ import { type FileHandle, lstat, mkdir, open, readlink, rename, rmdir, unlink } 
 import { isAbsolute, join } from "node:path";
 import { isInside } from "../gates/is-inside.js";
 import { temporaryName } from "../tools/write.js";
-import { pinnedRoot } from "../gates/workspace-path.js";
+import { QUIETLY, pinnedRoot } from "../gates/workspace-path.js";
 import { ESCAPE_MESSAGE, NOT_REGULAR_FILE, WRITE_ABORTED } from "../gates/messages.js";
 
 // Node 20's fs.constants has no O_PATH. 0o10000000 is Linux's value on every architecture Node runs
@@ -407,7 +407,7 @@ async function replaceLeaf(walk: Walk, name: string, content: string, settings: 
     // A new name is told by a quiet lstat: the open's ENOENT, thrown, cost more than both calls. Below
     // the walk's directory descriptor, `undefined` can only mean ENOENT.
     // Stryker disable next-line ConditionalExpression: opening a name that is not there only throws the ENOENT this lookup spares, which the catch below takes for a new name all the same
-    if (lstatSync(entry.proc, { throwIfNoEntry: false }) !== undefined) {
+    if (lstatSync(entry.proc, QUIETLY) !== undefined) {
       // Opened for writing, though never written through: the kernel's answer tells a file from a
       // symlink (ELOOP), a directory (EISDIR), a FIFO or socket (ENXIO) and a missing name (ENOENT).
       // Synchronous, like the lookups: no data moves, and a pool trip each way cost more than the calls.
