@@ -611,9 +611,12 @@ function overMcpRow(server: BenchServer, property: AuditProperty<unknown>, rate:
   };
 }
 
-/** Where an over-MCP block's time went: calls per case, the share of the time a call was in flight, and the call rate meanwhile. */
+/**
+ * Where an over-MCP block's time went: calls per case, the share of the time a call was in flight, and
+ * the call rate meanwhile. Not for a failed block, whose calls are mostly its shrinking's.
+ */
 function whereTheTimeWent(rate: Throughput, clock: CallClock): string {
-  if (clock.calls === 0 || rate.cases === 0) return "";
+  if (clock.calls === 0 || rate.cases === 0 || rate.status === "failed") return "";
   const share = Math.round((100 * clock.busyMs) / Math.max(rate.timeMs, 1));
   return `; ${(clock.calls / rate.cases).toFixed(1)} calls a case, a call in flight ${share} % of the time, ${Math.round(clock.calls / (clock.busyMs / 1_000))} calls/s meanwhile`;
 }
