@@ -643,7 +643,7 @@ const auditSection: Section = {
       const oneProbe = ONE_PROBE_PER_TREE.get(property.id);
       const target = OPERATION_PROPERTIES.includes(property as AuditProperty<OperationCase>) ? surface : reference;
       // In process, the two forms of a tree-based property run as many trees each, whatever its scale.
-      const runs = oneProbe === undefined ? scaledRuns(property) : 40;
+      const runs = oneProbe === undefined ? scaledRuns(property) : BLOCK_RUNS;
       const now = await casesPerSecond(property, target, runs);
       inProcess.set(property.id, now.rate);
       const before = oneProbe === undefined ? undefined : await onDisk(() => casesPerSecond({ ...property, arbitrary: oneProbe }, target, runs));
@@ -673,7 +673,7 @@ const auditSection: Section = {
         for (const property of PROPERTIES) {
           // A figure held to a target is measured over as many trees as in process: one block of the
           // audit's scale is some eight trees, half a second, as noisy as the machine.
-          const runs = HELD_TO_THE_FLOOR.has(property.id) ? 40 : scaledRuns(property);
+          const runs = HELD_TO_THE_FLOOR.has(property.id) ? BLOCK_RUNS : scaledRuns(property);
           const rate = await casesPerSecond(property, target, runs, { keepSandboxes: true, measured: clock.reset });
           if (rate.status !== "not-applicable") rows.push(overMcpRow(server, property, rate, floor.oneAtATime, clock, inProcess.get(property.id)));
         }
@@ -686,9 +686,12 @@ const auditSection: Section = {
   },
 };
 
-/** A property's runs per measured block: 40 scaled as the audit scales its budget, at least 5, at most its cap. */
+/** Runs in a measured block: as many trees for every figure a target is held to, in process or over MCP. */
+const BLOCK_RUNS = 40;
+
+/** A property's runs per measured block: `BLOCK_RUNS` scaled as the audit scales its budget, at least 5, at most its cap. */
 function scaledRuns(property: AuditProperty<unknown>): number {
-  return Math.min(property.maxRuns ?? Infinity, Math.max(5, Math.round(40 * (property.budgetScale ?? 1))));
+  return Math.min(property.maxRuns ?? Infinity, Math.max(5, Math.round(BLOCK_RUNS * (property.budgetScale ?? 1))));
 }
 
 /** The official MCP filesystem server, installed from the registry; removed when the bench ends. */
