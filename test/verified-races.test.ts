@@ -1,6 +1,6 @@
 // The walk's answers to a filesystem that changes under it, one move at a time, and to a write that
 // fails halfway: each is staged by wrapping node:fs/promises (and node:fs's openSync, which the walk's
-// check of the leaf uses) for this file only, so the move happens exactly between two of the walk's
+// directories and its check of the leaf use) for this file only, so the move happens exactly between two of the walk's
 // calls instead of by luck.
 import { constants, mkdirSync, rmSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
@@ -79,7 +79,7 @@ describeNeeding(LINUX_PROCFS, "a directory that changes between the walk's calls
   it("enters a directory someone else made between its open and its mkdir, and never takes it back", async () => {
     await mkdir(join(box.root, "shared"));
     let hidden = false;
-    moves.open = async (real, path, flags) => {
+    moves.openSync = (real, path, flags) => {
       if (!hidden && path.endsWith("/shared") && (flags & O_DIRECTORY) !== 0) {
         hidden = true;
         throw failed("ENOENT", "no such file or directory", path);

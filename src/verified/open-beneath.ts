@@ -123,11 +123,13 @@ function components(path: string): string[] {
 /**
  * Where a walk stands: the directories it holds open from the root down, with the names it took.
  * Directories it leaves (`..`, an absolute link target) stay open until `close()`, so a name it
- * created in one of them can still be taken back through that descriptor and no other.
+ * created in one of them can still be taken back through that descriptor and no other. They are
+ * `O_PATH` descriptors, opened and closed synchronously like the check's lookups: a directory is
+ * looked up, never read, and a trip through the thread pool each way cost more than the calls.
  */
 class Walk {
-  private readonly held: { handle: FileHandle; name: string }[] = [];
-  private readonly left: FileHandle[] = [];
+  private readonly held: { fd: number; name: string }[] = [];
+  private readonly left: number[] = [];
 
   constructor(
     private readonly rootFd: number,
@@ -139,7 +141,7 @@ class Walk {
   }
 
   private here(): number {
-    return this.held.at(-1)?.handle.fd ?? this.rootFd;
+    return this.held.at(-1)?.fd ?? this.rootFd;
   }
 
   /** The directory the walk stands in, for a call that names it rather than an entry of it. */
@@ -151,15 +153,15 @@ class Walk {
     return { proc: throughDescriptor(this.here(), name), logical: this.logical(name) };
   }
 
-  push(handle: FileHandle, name: string): void {
-    this.held.push({ handle, name });
+  push(fd: number, name: string): void {
+    this.held.push({ fd, name });
   }
 
   /** `..`: back to the directory this walk came from, which it still holds; never above the root. */
   up(): void {
     const leaving = this.held.pop();
     if (leaving === undefined) throw new Error(ESCAPE_MESSAGE);
-    this.left.push(leaving.handle);
+    this.left.push(leaving.fd);
   }
 
   /** The components to walk for a symlink's target; an absolute one must spell the root's real path. */
@@ -168,13 +170,13 @@ class Walk {
     if (!isAbsolute(target)) return parts;
     const rootParts = components(this.rootReal);
     if (!rootParts.every((part, index) => parts[index] === part)) throw new Error(ESCAPE_MESSAGE);
-    this.left.push(...this.held.splice(0).map((directory) => directory.handle));
+    this.left.push(...this.held.splice(0).map((directory) => directory.fd));
     return parts.slice(rootParts.length);
   }
 
   /** Releases every directory it holds or held, never the root. */
-  async close(): Promise<void> {
-    for (const handle of [...this.left, ...this.held.splice(0).map((directory) => directory.handle)]) await handle.close();
+  close(): void {
+    for (const fd of [...this.left, ...this.held.splice(0).map((directory) => directory.fd)]) closeSync(fd);
   }
 }
 
@@ -197,15 +199,19 @@ export function hardlinkRefusal(links: number): string {
   return `refused: the file has ${links} hard links, and another of them may be outside the workspace (allowHardlinks accepts this)`;
 }
 
-/** Synchronous, as the path check's lookups are (`SYNC_LOOKUPS` in workspace-path.ts): each costs less than a thread-pool trip. */
-function verifyInside(fd: number, rootReal: string): Stats {
+/**
+ * What directories and temporary files get: the kernel must place the descriptor inside `rootReal`.
+ * Synchronous, as the path check's lookups are (`SYNC_LOOKUPS` in workspace-path.ts): each costs
+ * less than a thread-pool trip.
+ */
+function refuseOutside(fd: number, rootReal: string): void {
   if (!isInside(rootReal, openedPath(fd))) throw new Error(ESCAPE_MESSAGE);
-  return fstatSync(fd);
 }
 
-/** Directories get the containment check only: their link count is their number of subdirectories. */
+/** A file to read or replace: inside, regular, one link. (A directory's link count is its number of subdirectories.) */
 function verifyFile(fd: number, rootReal: string, policy: HardlinkPolicy): Stats {
-  const stats = verifyInside(fd, rootReal);
+  refuseOutside(fd, rootReal);
+  const stats = fstatSync(fd);
   if (!stats.isFile()) throw new Error(NOT_REGULAR_FILE);
   if (stats.nlink > 1 && !policy.allowHardlinks) throw new Error(hardlinkRefusal(stats.nlink));
   return stats;
@@ -310,7 +316,7 @@ async function walkBeneath<T>(
     for (const creation of created.reverse()) await takeBack(creation);
     throw error;
   } finally {
-    await walk.close();
+    walk.close();
   }
 }
 
@@ -336,9 +342,9 @@ async function enterDirectory(walk: Walk, name: string, intent: OpenIntent, crea
   const entry = walk.entry(name);
   let madeIt: boolean | undefined;
   for (;;) {
-    let handle: FileHandle;
+    let fd: number;
     try {
-      handle = await open(entry.proc, DIRECTORY_FLAGS);
+      fd = openSync(entry.proc, DIRECTORY_FLAGS);
     } catch (error) {
       const code = errorCode(error);
       if (code === "ENOENT" && intent === "write" && madeIt === undefined) {
@@ -350,9 +356,9 @@ async function enterDirectory(walk: Walk, name: string, intent: OpenIntent, crea
       if (target !== undefined) return { kind: "symlink", target };
       throw reword(error, entry.proc, entry.logical);
     }
-    walk.push(handle, name);
-    if (madeIt === true) created.push({ entry, identity: identityOf(fstatSync(handle.fd)), remove: rmdir });
-    verifyInside(handle.fd, walk.rootReal);
+    walk.push(fd, name);
+    if (madeIt === true) created.push({ entry, identity: identityOf(fstatSync(fd)), remove: rmdir });
+    refuseOutside(fd, walk.rootReal);
     return { kind: "entered" };
   }
 }
@@ -427,7 +433,7 @@ async function replaceLeaf(walk: Walk, name: string, content: string, settings: 
   });
   try {
     created.push({ entry: temporary, identity: identityOf(fstatSync(handle.fd)), remove: unlink });
-    verifyInside(handle.fd, walk.rootReal);
+    refuseOutside(handle.fd, walk.rootReal);
     if (mode !== undefined) await handle.chmod(mode & 0o7777);
     await handle.writeFile(content);
   } finally {
