@@ -34,6 +34,7 @@ describe("docs/toctou.md: the race figures", () => {
     expect(Object.keys(verified?.operations ?? {})).toEqual(readsAndWrites);
     for (const operation of readsAndWrites) expect(escapes(verified, operation), operation).toBe(0);
     expect(verified?.sideEffects).toEqual({ filesWithContent: 0, emptyFiles: 0, directories: 0, other: 0 });
+    expect(verified?.seconds).toBe(chapter?.seconds);
     expect(calls(verified)).toBeLessThan(calls(chapter));
     // The whole surface on the chapter's boundary: every operation escaped but the edit through a leaf
     // (it renames a temporary file over the name, which replaces the link).

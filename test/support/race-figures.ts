@@ -14,12 +14,13 @@ export const RACE_SECTION: GeneratedSection = { file: "docs/toctou.md", name: "r
 
 export interface RaceFigures {
   machine: { node: string; cpus: number; loadAverage: number };
-  seconds: number;
   runs: RaceRunFigures[];
 }
 
 export interface RaceRunFigures {
   tools: string;
+  /** How long the race ran: its operations take turns, so a target that offers more races longer. */
+  seconds: number;
   /** Per operation the target offers; an absent one was not applicable. */
   operations: Partial<Record<RaceOperation, { calls: number; escapes: number }>>;
   escapeRate: number;
@@ -28,7 +29,7 @@ export interface RaceRunFigures {
   swapsPerSecond: number;
 }
 
-export function raceRunFigures(report: RaceReport, tools = report.tools): RaceRunFigures {
+export function raceRunFigures(report: RaceReport, seconds: number, tools = report.tools): RaceRunFigures {
   const { filesWithContent, emptyFiles, directories, other } = report.sideEffects;
   const operations: RaceRunFigures["operations"] = {};
   for (const operation of RACE_OPERATIONS) {
@@ -37,6 +38,7 @@ export function raceRunFigures(report: RaceReport, tools = report.tools): RaceRu
   }
   return {
     tools,
+    seconds,
     operations,
     escapeRate: report.total.escapeRate,
     firstEscapeMs: report.total.firstEscape?.elapsedMs ?? null,
@@ -64,7 +66,8 @@ export function renderRaceFigures(figures: RaceFigures): string {
       return describeSideEffects({ ...effects, total: effects.filesWithContent + effects.emptyFiles + effects.directories + effects.other, examples: [] });
     }),
     row("racer swaps/s", (run) => String(Math.round(run.swapsPerSecond))),
+    row("seconds raced", (run) => `${run.seconds} s`),
     "",
-    `An operation's cell is its escapes (evidence found outside) of its calls. One ${figures.seconds} s run per target, one after the other, on ${figures.machine.cpus} CPUs at a load average of ${figures.machine.loadAverage.toFixed(2)} (Node ${figures.machine.node}). The rate depends on the machine and its load; that there is a rate does not.`,
+    `An operation's cell is its escapes (evidence found outside) of its calls. One run per target, one after the other, on ${figures.machine.cpus} CPUs at a load average of ${figures.machine.loadAverage.toFixed(2)} (Node ${figures.machine.node}). The rate depends on the machine and its load; that there is a rate does not.`,
   ].join("\n");
 }
