@@ -352,7 +352,7 @@ async function verifiedRows(
       await newFiles((path) => writeThenRename(path, text), (name) => mustSucceed(write, { path: name, content: text })),
       GATE_OVER_FLOOR,
       "µs",
-      "the check, then a quiet lstat of the missing leaf: no ENOENT is thrown",
+      "the check, then its directory opened O_PATH and closed, and a quiet lstat of the missing leaf, all synchronous",
     ),
   ];
 }
