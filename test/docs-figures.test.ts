@@ -24,18 +24,15 @@ describe("docs/toctou.md: the race figures", () => {
     const [chapter, verified, surface, server] = runs;
     expect(runs.map((run) => run.tools)).toEqual(["chapter", "verified", "whole surface (fixtures/surface)", expect.stringMatching(/^@modelcontextprotocol\/server-filesystem \S+ \(MCP\)$/)]);
     const escapes = (run: RaceFigures["runs"][number] | undefined, operation: RaceOperation) => run?.operations[operation]?.escapes;
-    const calls = (run: RaceFigures["runs"][number] | undefined) => Object.values(run?.operations ?? {}).reduce((sum, figure) => sum + figure.calls, 0);
     const readsAndWrites = RACE_OPERATIONS.filter((operation) => ["read", "write"].includes(raceOperationTool(operation)));
     // The chapter's tools read and write, and every one of those operations escaped; outside are files and the overwritten canary.
     expect(Object.keys(chapter?.operations ?? {})).toEqual(readsAndWrites);
     for (const operation of readsAndWrites) expect(escapes(chapter, operation), operation).toBeGreaterThan(0);
     expect(chapter?.sideEffects).toMatchObject({ emptyFiles: 0, directories: 0, other: 1 });
-    // The verified tools: nothing, anywhere; and "fewer calls in the same time".
+    // The verified tools: nothing, anywhere.
     expect(Object.keys(verified?.operations ?? {})).toEqual(readsAndWrites);
     for (const operation of readsAndWrites) expect(escapes(verified, operation), operation).toBe(0);
     expect(verified?.sideEffects).toEqual({ filesWithContent: 0, emptyFiles: 0, directories: 0, other: 0 });
-    expect(verified?.seconds).toBe(chapter?.seconds);
-    expect(calls(verified)).toBeLessThan(calls(chapter));
     // The whole surface on the chapter's boundary: every operation escaped but the edit through a leaf
     // (it renames a temporary file over the name, which replaces the link).
     expect(Object.keys(surface?.operations ?? {})).toEqual([...RACE_OPERATIONS]);
