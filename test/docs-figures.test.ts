@@ -29,10 +29,11 @@ describe("docs/toctou.md: the race figures", () => {
     expect(Object.keys(chapter?.operations ?? {})).toEqual(readsAndWrites);
     for (const operation of readsAndWrites) expect(escapes(chapter, operation), operation).toBeGreaterThan(0);
     expect(chapter?.sideEffects).toMatchObject({ emptyFiles: 0, directories: 0, other: 1 });
-    // The verified tools: nothing, anywhere.
+    // The verified tools: nothing, anywhere, in as long a race as the chapter's.
     expect(Object.keys(verified?.operations ?? {})).toEqual(readsAndWrites);
     for (const operation of readsAndWrites) expect(escapes(verified, operation), operation).toBe(0);
     expect(verified?.sideEffects).toEqual({ filesWithContent: 0, emptyFiles: 0, directories: 0, other: 0 });
+    expect(verified?.seconds).toBe(chapter?.seconds);
     // The whole surface on the chapter's boundary: every operation escaped but the edit through a leaf
     // (it renames a temporary file over the name, which replaces the link).
     expect(Object.keys(surface?.operations ?? {})).toEqual([...RACE_OPERATIONS]);

@@ -1,5 +1,5 @@
 // The walk's answers to a filesystem that changes under it, one move at a time, and to a write that
-// fails halfway: each is staged by wrapping node:fs/promises (and node:fs's openSync, which the walk's
+// fails halfway, and which of its calls stay off the thread pool: each is staged by wrapping node:fs/promises (and node:fs's openSync, which the walk's
 // directories and its check of the leaf use) for this file only, so the move happens exactly between two of the walk's
 // calls instead of by luck.
 import { constants, mkdirSync, rmSync } from "node:fs";
@@ -131,6 +131,21 @@ describeNeeding(LINUX_PROCFS, "a directory that changes between the walk's calls
     });
     expect(await readdir(join(box.root, "a"))).toEqual([]);
     expect(await readdir(parked)).toEqual([]);
+  });
+});
+
+describeNeeding(LINUX_PROCFS, "what the walk asks on the caller's thread (SECURITY.md, \"Lookups are synchronous\")", () => {
+  it("walks its directories without a trip through the thread pool: fs/promises' open never sees one", async () => {
+    await mkdir(join(box.root, "a", "b"), { recursive: true });
+    const directoryOpens: string[] = [];
+    moves.open = async (real, path, flags, mode) => {
+      if ((flags & O_DIRECTORY) !== 0) directoryOpens.push(path);
+      return real(path, flags, mode);
+    };
+    const { read, write } = verifiedTools();
+    await expect(write.execute({ path: "a/b/new/x.txt", content: "x" })).resolves.toEqual({ content: "wrote 1 bytes to a/b/new/x.txt" });
+    await expect(read.execute({ path: "a/b/new/x.txt" })).resolves.toEqual({ content: "x" });
+    expect(directoryOpens).toEqual([]);
   });
 });
 

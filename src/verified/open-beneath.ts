@@ -174,9 +174,9 @@ class Walk {
     return parts.slice(rootParts.length);
   }
 
-  /** Releases every directory it holds or held, never the root. */
+  /** Releases every directory it holds or held, never the root, and forgets them: a number closed twice may be another call's descriptor by then. */
   close(): void {
-    for (const fd of [...this.left, ...this.held.splice(0).map((directory) => directory.fd)]) closeSync(fd);
+    for (const fd of [...this.left.splice(0), ...this.held.splice(0).map((directory) => directory.fd)]) closeSync(fd);
   }
 }
 
@@ -208,7 +208,7 @@ function refuseOutside(fd: number, rootReal: string): void {
   if (!isInside(rootReal, openedPath(fd))) throw new Error(ESCAPE_MESSAGE);
 }
 
-/** A file to read or replace: inside, regular, one link. (A directory's link count is its number of subdirectories.) */
+/** A file to read or replace: inside, regular, one link. (A directory's link count is 2 and one more per subdirectory.) */
 function verifyFile(fd: number, rootReal: string, policy: HardlinkPolicy): Stats {
   refuseOutside(fd, rootReal);
   const stats = fstatSync(fd);
