@@ -18,8 +18,8 @@ const RACE_SECONDS = 10;
 const CHAPTER_OPERATIONS = RACE_OPERATIONS.filter((operation) => ["read", "write"].includes(raceOperationTool(operation))).length;
 /**
  * The race's calls take the operations in turn, so in RACE_SECONDS each of the whole surface's
- * thirteen operations got 5/13 of the calls each of the chapter's five got; with the faster check, one of them
- * (read.directory) then won none of its 869. It races until each operation has had about as many.
+ * operations got 5/13 of the calls each of the chapter's got; with the faster check, one of them
+ * (read.directory) then won none of its 869. It races until each has had about as many.
  */
 const SURFACE_SECONDS = Math.ceil((RACE_SECONDS * RACE_OPERATIONS.length) / CHAPTER_OPERATIONS);
 

@@ -1,7 +1,8 @@
 // The walk's answers to a filesystem that changes under it, one move at a time, and to a write that
-// fails halfway, and which of its calls stay off the thread pool: each is staged by wrapping node:fs/promises (and node:fs's openSync, which the walk's
-// directories and its check of the leaf use) for this file only, so the move happens exactly between two of the walk's
-// calls instead of by luck.
+// fails halfway, and which of its calls stay off the thread pool: each is staged by wrapping
+// node:fs/promises (and node:fs's openSync, which the walk's directories and its check of the leaf
+// use) for this file only, so the move happens exactly between two of the walk's calls instead of by
+// luck.
 import { constants, mkdirSync, rmSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, readFile, readdir, rename, rmdir, writeFile } from "node:fs/promises";
