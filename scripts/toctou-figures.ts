@@ -41,7 +41,7 @@ try {
       stderr: (text) => void process.stderr.write(text),
     });
     if (code > 1) throw new Error(`toctou against ${name} could not run or was ineffective (exit ${code})`);
-    figures.runs.push(raceRunFigures(JSON.parse(await readFile(json, "utf8")) as RaceReport, seconds, name));
+    figures.runs.push(raceRunFigures(JSON.parse(await readFile(json, "utf8")) as RaceReport, name));
   }
   await writeFile(RACE_FIGURES_FILE, `${JSON.stringify(figures, null, 2)}\n`);
   await writeSectionToFile(RACE_SECTION, renderRaceFigures(figures));

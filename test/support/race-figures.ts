@@ -29,7 +29,7 @@ export interface RaceRunFigures {
   swapsPerSecond: number;
 }
 
-export function raceRunFigures(report: RaceReport, seconds: number, tools = report.tools): RaceRunFigures {
+export function raceRunFigures(report: RaceReport, tools = report.tools): RaceRunFigures {
   const { filesWithContent, emptyFiles, directories, other } = report.sideEffects;
   const operations: RaceRunFigures["operations"] = {};
   for (const operation of RACE_OPERATIONS) {
@@ -38,7 +38,7 @@ export function raceRunFigures(report: RaceReport, seconds: number, tools = repo
   }
   return {
     tools,
-    seconds,
+    seconds: report.budget.seconds,
     operations,
     escapeRate: report.total.escapeRate,
     firstEscapeMs: report.total.firstEscape?.elapsedMs ?? null,
