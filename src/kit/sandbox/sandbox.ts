@@ -11,6 +11,8 @@
  *   base/g/g/g/g/scratch/           the caller's own moving parts (a TOCTOU attacker parks here); not
  *                                   a canary, so nothing is ever expected to land in it by accident
  *   base/g/g/g/g/scratch/root-alias a symlink to the workspace: the root as a caller may spell it
+ *   base/g/g/g/g/scratch/special/   one special file of each kind, made when a tree first asks for it
+ *                                   (`specialFile`); a tree lays out further names of these
  * The guard directories exist so that a path with at most `GUARD_DEPTH` parent steps beyond the
  * workspace's parent, even opened raw by a broken implementation under audit, still lands inside
  * `base`, where the canary check sees it.
@@ -36,8 +38,10 @@
  * Generators keep every path and link target they produce within `GUARD_DEPTH` parent steps (see
  * audit/arbitraries/), which is what keeps them inside.
  */
-import { accessSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { accessSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { type RootTwin, rootTwins } from "./root-twins.js";
@@ -55,6 +59,18 @@ export const GUARD_DEPTH = 4;
 
 /** The name of the workspace's alias in `scratch`, a symlink to the root. */
 export const ROOT_ALIAS = "root-alias";
+
+/** The directory of `scratch` where the sandbox keeps its special files, kept by `reset`. */
+export const SPECIAL_DIR = "special";
+
+/**
+ * The kinds of file that are not regular a tree may lay out: a FIFO (a read or a write of it blocks
+ * until the other end opens), a UNIX socket (an open fails with ENXIO), and a character device, the
+ * null device (major 1, minor 3): it swallows what is written and reads empty. No other device is
+ * made: one that reads forever would take the memory of whoever reads it, the audit's own process
+ * when the target is a module.
+ */
+export type SpecialKind = "fifo" | "socket" | "device";
 
 /** The file `perturbOutside` adds to every directory outside: a name candidates use, so that a tool telling whether it exists is seen. */
 export const PERTURBED_NAME = "new.txt";
@@ -111,6 +127,12 @@ export interface Sandbox {
   readonly scratch: string;
   /** `scratch/root-alias`, a symlink to the root, kept by `reset`. */
   readonly rootAlias: string;
+  /**
+   * The sandbox's special file of `kind` (in `scratch/special/`, made the first time it is asked for),
+   * or undefined where this process cannot make one (a device node needs root and a filesystem that
+   * allows devices).
+   */
+  specialFile(kind: SpecialKind): Promise<string | undefined>;
   outsideChanges(): Promise<OutsideChange[]>;
   /** Changes the outside (see above) and answers how to put it back. */
   perturbOutside(): Promise<() => Promise<void>>;
@@ -154,6 +176,7 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
   const before = snapshotOutside(base, unwatched);
   const outsideChanges = async (): Promise<OutsideChange[]> => diffSnapshots(before, snapshotOutside(base, unwatched)).map(({ key: _key, ...change }) => change);
   const canaryChanges = async () => (await outsideChanges()).map(({ change, path }) => `${change} ${path}`);
+  const specials = new Map<SpecialKind, Promise<string | undefined>>();
   return {
     base,
     root,
@@ -162,6 +185,11 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
     rawSiblings,
     scratch,
     rootAlias,
+    specialFile(kind) {
+      const made = specials.get(kind) ?? makeSpecial(join(scratch, SPECIAL_DIR), kind);
+      specials.set(kind, made);
+      return made;
+    },
     outsideChanges,
     canaryChanges,
     perturbOutside: async () => perturb(canaryFiles, outsideDirectories),
@@ -179,7 +207,7 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
           if (!stats.isDirectory() || stats.isSymbolicLink()) return false;
           // rm does not follow links, so emptying cannot reach through one. Names as bytes: a case may
           // leave one that no string spells.
-          const names = readdirSync(dir, { encoding: "buffer" }).filter((name) => dir !== scratch || name.toString("latin1") !== ROOT_ALIAS);
+          const names = readdirSync(dir, { encoding: "buffer" }).filter((name) => dir !== scratch || ![ROOT_ALIAS, SPECIAL_DIR].includes(name.toString("latin1")));
           for (const name of names) rmSync(childBytes(dir, name), { recursive: true, force: true });
         }
         if (aliasTarget(rootAlias) !== root) {
@@ -195,6 +223,30 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
       await rm(base, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Makes the special file of `kind` in `directory`, answering its path, or undefined when this process
+ * may not make it. A FIFO and a device node take a process (Node has no mkfifo or mknod); a socket is
+ * bound by a server that is closed at once, under a name it then no longer owns, so the file stays.
+ */
+async function makeSpecial(directory: string, kind: SpecialKind): Promise<string | undefined> {
+  mkdirSync(directory, { recursive: true });
+  const path = join(directory, kind);
+  try {
+    if (kind === "fifo") execFileSync("mkfifo", [path], { stdio: "ignore" });
+    else if (kind === "device") execFileSync("mknod", [path, "c", "1", "3"], { stdio: "ignore" });
+    else {
+      const server = createServer();
+      const bound = `${path}.bound`;
+      await new Promise<void>((resolve, reject) => server.once("error", reject).listen(bound, resolve));
+      renameSync(bound, path);
+      await new Promise((resolve) => server.close(resolve));
+    }
+    return path;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `dir/name` as bytes, for a name read as bytes (`readdir` with `encoding: "buffer"`). */

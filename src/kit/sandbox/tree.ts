@@ -11,9 +11,9 @@
  * Tables write trees in Go's `makefs` notation (`makefs` below), the one notation for a tree given as
  * text; generators build `TreeEntry` values directly.
  */
-import { linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { Sandbox } from "./sandbox.js";
+import type { Sandbox, SpecialKind } from "./sandbox.js";
 import { namedTwins } from "./root-twins.js";
 
 /** Where a link points: the workspace, the outside canary, or the i-th twin of the root (root-twins.ts). */
@@ -29,7 +29,9 @@ export type TreeEntry =
   | { kind: "file"; at: readonly string[] }
   | { kind: "symlink"; at: readonly string[]; target: LinkTarget }
   /** A second name for an existing file: another workspace file, or the outside canary's secret. */
-  | { kind: "hardlink"; at: readonly string[]; to: { area: "root"; path: readonly string[] } | { area: "outside" } };
+  | { kind: "hardlink"; at: readonly string[]; to: { area: "root"; path: readonly string[] } | { area: "outside" } }
+  /** A file that is not regular: a FIFO, a socket, a character device (sandbox.ts, `SpecialKind`). */
+  | { kind: "special"; at: readonly string[]; special: SpecialKind };
 
 export type Tree = readonly TreeEntry[];
 
@@ -75,14 +77,18 @@ export function laidOut(tree: Tree): TreeEntry[] {
 }
 
 /**
- * Lays the tree out under `box.root` and answers the entries that were created (`laidOut`). The
- * calls are synchronous, as the sandbox's own work is (sandbox.ts says why), and the answer a promise,
- * as `workspace-gates/arbitraries` has always exported it.
+ * Lays the tree out under `box.root` and answers the entries that were created (`laidOut`, less a
+ * special file this process cannot make: a device node needs root). The calls are synchronous, as the
+ * sandbox's own work is (sandbox.ts says why), and the answer a promise, as `workspace-gates/arbitraries`
+ * has always exported it.
  */
 export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]> {
-  const created = laidOut(tree);
-  for (const entry of created) {
+  const created: TreeEntry[] = [];
+  for (const entry of laidOut(tree)) {
     const path = join(box.root, ...entry.at);
+    // Where the filesystem folds letter case or normalization, a name and its twin are one name: the
+    // second does not fit, and is left out like any other.
+    if (existing(path)) continue;
     switch (entry.kind) {
       case "dir":
         mkdirSync(path);
@@ -96,9 +102,27 @@ export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]
       case "hardlink":
         linkSync(entry.to.area === "outside" ? join(box.outside, "secret.txt") : join(box.root, ...entry.to.path), path);
         break;
+      case "special": {
+        // Every special file of a sandbox is a name of the one it keeps of that kind: making a FIFO or a
+        // device node takes a process, a link does not.
+        const made = await box.specialFile(entry.special);
+        if (made === undefined) continue;
+        linkSync(made, path);
+        break;
+      }
     }
+    created.push(entry);
   }
   return created;
+}
+
+function existing(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The placeholder for the absolute path of the directory a `makefs` tree is laid out in, as in Go. */
@@ -158,10 +182,15 @@ export function renderTree(tree: Tree, rootName = "ws"): string {
           return `  ${name} -> ${describeTarget(entry.target, twins)}`;
         case "hardlink":
           return `  ${name} == ${entry.to.area === "outside" ? "outside/secret.txt" : ["ws", ...entry.to.path].join("/")} (hardlink)`;
+        case "special":
+          return `  ${name} (${SPECIAL_NAMES[entry.special]})`;
       }
     })
     .join("\n");
 }
+
+/** How a report names each kind of special file. */
+export const SPECIAL_NAMES: Readonly<Record<SpecialKind, string>> = { fifo: "a FIFO", socket: "a socket", device: "a character device" };
 
 function describeTarget(target: LinkTarget, twins: number): string {
   if (target.form === "text") return JSON.stringify(target.text);
