@@ -8,13 +8,19 @@
  * - trees.ts: workspace trees and candidates aimed through their links;
  * - workspace-root.ts: the root's names and the spellings a caller may hand over;
  * - tool-input.ts: tool inputs by class (each way a field can fail to be a string, each container);
- * - operation-input.ts: one call's input for an operation of the catalogue, and search patterns.
+ * - operation-input.ts: one call's input for an operation of the catalogue, and search patterns;
+ * - openings.ts, twins.ts: the attacks every tree opens with (optional arguments swept, names beside
+ *   their rewrites, special files, long chains and paths), each always there and shrunk away when a
+ *   failure does not need it (droppable.ts).
  * May import the sandbox (kit/sandbox); nothing in the audit's properties.
  */
 export * from "./candidates.js";
 export * from "./climbs.js";
+export * from "./droppable.js";
 export * from "./names.js";
+export * from "./openings.js";
 export * from "./operation-input.js";
 export * from "./tool-input.js";
 export * from "./trees.js";
+export * from "./twins.js";
 export * from "./workspace-root.js";

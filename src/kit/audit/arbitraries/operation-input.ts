@@ -6,13 +6,14 @@
  * Promises: every candidate comes from the arbitrary it is given (so it keeps that arbitrary's
  * bounds), or names an entry of the tree as it is; a move's or a copy's source, and an edit's path,
  * name an entry of the tree three times in four (what does not exist tests nothing); a list of paths holds one to
- * three; the attack's candidate, when there is one, takes a path role (for a move, either end).
+ * three; the aim's candidate, when there is one, takes a path role (for a move, the end it names, or
+ * either).
  */
 import fc from "fast-check";
 import type { Candidate } from "./candidates.js";
 import { CANARY_DIR, CANARY_FILE, PERTURBED_NAME } from "../../sandbox/sandbox.js";
 import { type Tree, laidOut } from "../../sandbox/tree.js";
-import type { Attack } from "./trees.js";
+import type { Aim } from "./trees.js";
 import type { Role } from "../../operations/catalog.js";
 
 export interface OperationProbe {
@@ -42,31 +43,31 @@ export function searchPattern({ against = "names" }: PatternConstraints = {}): f
   return fc.oneof({ weight: 3, arbitrary: matching }, { weight: 1, arbitrary: breaking });
 }
 
-/** One call's input for an operation with these roles; `attack`, when given, gives its candidate to one path role. */
+/** One call's input for an operation with these roles; `aim`, when given, gives its candidate to one path role. */
 export function operationProbe(
   roles: readonly Role[],
   aimed: fc.Arbitrary<Candidate>,
-  attack: Attack | undefined,
+  aim: Aim | undefined,
   tree: Tree,
   constraints: PatternConstraints = {},
 ): fc.Arbitrary<OperationProbe> {
-  const attacked = attack?.end !== undefined && roles.includes(attack.end) ? attack.end : roles[firstPathRole(roles)];
-  const or = (role: Role, arbitrary = aimed) => (attack !== undefined && role === attacked ? fc.constant(attack.candidate) : arbitrary);
+  const attacked = aim?.end !== undefined && roles.includes(aim.end) ? aim.end : roles[firstPathRole(roles)];
+  const or = (role: Role, arbitrary = aimed) => (aim !== undefined && role === attacked ? fc.constant(aim.candidate) : arbitrary);
   const entries = laidOut(tree).map((entry): Candidate => ({ form: "text", text: entry.at.join("/") }));
   const existing = entries.length === 0 ? aimed : fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...entries) }, { weight: 1, arbitrary: aimed });
   const fields: { [K in keyof OperationProbe]-?: fc.Arbitrary<OperationProbe[K]> } = {
     // An edit reads the file first: a path that names nothing tests nothing.
     path: or("path", roles.includes("oldText") ? existing : aimed),
-    paths: attack === undefined ? fc.array(aimed, { minLength: 1, maxLength: 3 }) : fc.array(aimed, { maxLength: 2 }).map((rest) => [attack.candidate, ...rest]),
+    paths: aim === undefined ? fc.array(aimed, { minLength: 1, maxLength: 3 }) : fc.array(aimed, { maxLength: 2 }).map((rest) => [aim.candidate, ...rest]),
     source: or("source", existing),
     destination: or("destination"),
     pattern: searchPattern(constraints),
   };
   const drawn = Object.fromEntries(roles.filter((role): role is keyof OperationProbe => role in fields).map((role) => [role, fields[role]]));
   const probe = fc.record(drawn) as fc.Arbitrary<OperationProbe>;
-  // A move's attack that names no end is as dangerous at either: which end takes it is drawn.
-  if (attack !== undefined && attack.end === undefined && roles.includes("source") && roles.includes("destination"))
-    return fc.tuple(probe, existing, fc.boolean()).map(([drawnProbe, other, atSource]) => (atSource ? drawnProbe : { ...drawnProbe, source: other, destination: attack.candidate }));
+  // A move's aim that names no end is as dangerous at either: which end takes it is drawn.
+  if (aim !== undefined && aim.end === undefined && roles.includes("source") && roles.includes("destination"))
+    return fc.tuple(probe, existing, fc.boolean()).map(([drawnProbe, other, atSource]) => (atSource ? drawnProbe : { ...drawnProbe, source: other, destination: aim.candidate }));
   return probe;
 }
 

@@ -12,6 +12,7 @@ import { MOST_NAMED_TWINS } from "../../sandbox/root-twins.js";
 import type { Area, LinkTarget, Tree, TreeEntry } from "../../sandbox/tree.js";
 import { type Candidate, type CandidateConstraints, DEFAULT_MAX_PARENT_STEPS, area, neighbourArea, targetLeaf } from "./candidates.js";
 import { withClimbs } from "./climbs.js";
+import { allOf } from "./droppable.js";
 import { plainSegment, treeName } from "./names.js";
 
 export interface TreeConstraints {
@@ -47,14 +48,40 @@ export function linkTarget(): fc.Arbitrary<LinkTarget> {
 /** Names a tool may give the temporary or backup copy of a file `name`: where a planted link waits for a careless write. */
 export const TEMPORARY_SUFFIXES = [".tmp", "~", ".bak"] as const;
 
-/** Entries laid out first, and the candidate of the first probe, which uses them. */
+/** One probe an attack makes: what it names, where. */
+export interface Aim {
+  candidate: Candidate;
+  /** The end of a move or a copy the candidate belongs at (a new name: the destination); either, drawn, when unset. */
+  end?: "source" | "destination";
+  /** Which of the tool's optional arguments the probe sends (operations/classify.ts, `optionVariant`); drawn when unset. */
+  variant?: number;
+}
+
+/** Entries laid out first, and the aims of the first probes, which use them. */
 export interface Attack {
   entries: TreeEntry[];
-  candidate: Candidate;
-  /** The end of a move the candidate belongs at, when it belongs at one (a new name: the destination). */
-  end?: "source" | "destination";
-  /** Candidates of the probes right after the first, made the same way from the same entries. */
-  more?: Candidate[];
+  aims: Aim[];
+}
+
+/**
+ * What an operation's probe names through an attack's entries: a file that exists (to read, change or
+ * move away), a new name (to create, or to move to), or a directory (to list or search). A write
+ * names both an existing file and a new one.
+ */
+export type Intent = { kind: "existing" | "fresh" | "directory"; end?: "source" | "destination" };
+
+/** The leaf an intent names below a place that leads somewhere: the canary file, a new file, or the place itself. */
+export function aimsBelow(place: string, intents: readonly Intent[], variant?: number): Aim[] {
+  return intents.map(({ kind, end }) => ({
+    candidate: { form: "text", text: kind === "directory" ? place : `${place}/${kind === "existing" ? CANARY_FILE : "new.txt"}` },
+    ...(end === undefined ? {} : { end }),
+    ...(variant === undefined ? {} : { variant }),
+  }));
+}
+
+/** Attacks as one: their entries, then their aims, in order. */
+export function joinAttacks(attacks: readonly Attack[]): Attack {
+  return { entries: attacks.flatMap((attack) => attack.entries), aims: attacks.flatMap((attack) => attack.aims) };
 }
 
 /**
@@ -66,7 +93,7 @@ export function temporaryLinkAttack(): fc.Arbitrary<Attack> {
   const target = fc.record({ form: fc.constantFrom("absolute" as const, "relative" as const), area: neighbourArea(), path: fc.constant([CANARY_FILE]) });
   return fc.tuple(treeName(), fc.tuple(...TEMPORARY_SUFFIXES.map(() => target))).map(([name, targets]) => ({
     entries: [{ kind: "file", at: [name] }, ...targets.map((linked, index): TreeEntry => ({ kind: "symlink", at: [`${name}${TEMPORARY_SUFFIXES[index]}`], target: linked }))],
-    candidate: { form: "text", text: name },
+    aims: [{ candidate: { form: "text", text: name } }],
   }));
 }
 
@@ -84,7 +111,7 @@ export function listingAttack(): fc.Arbitrary<Attack> {
         { kind: "symlink", at: [file], target: toFile },
         { kind: "symlink", at: [directory], target: toDirectory },
       ],
-      candidate: { form: "text", text: "" },
+      aims: [{ candidate: { form: "text", text: "" } }],
     }));
 }
 
@@ -108,19 +135,16 @@ export function creationAttack(): fc.Arbitrary<Attack> {
     })
     .map(({ names: [base = "a", file = "b"], form, areas, created }) => {
       const links = areas.map((where, index) => ({ name: index === 0 ? base : `${base}${index}`, where }));
-      const [first, ...more] = links.map(({ name }): Candidate => ({ form: "text", text: `${name}/${created}` }));
       return {
         entries: [...links.map(({ name, where }): TreeEntry => ({ kind: "symlink", at: [name], target: { form, area: where, path: [] } })), { kind: "file", at: [file] }],
-        candidate: first as Candidate,
-        more,
-        end: "destination",
+        aims: links.map(({ name }): Aim => ({ candidate: { form: "text", text: `${name}/${created}` }, end: "destination" })),
       };
     });
 }
 
 /** `linkAttack()` as an attack a tree opens with. */
 export function linkAttackOpening(): fc.Arbitrary<Attack> {
-  return linkAttack().map(({ link, candidate }) => ({ entries: [link], candidate }));
+  return linkAttack().map(({ link, candidate }) => ({ entries: [link], aims: [{ candidate }] }));
 }
 
 export function treeEntry(): fc.Arbitrary<TreeEntry> {
@@ -207,39 +231,45 @@ export interface ProbeConstraints extends TreeConstraints, AimConstraints {
   /** One tree in `noAttackOneIn` opens with no attack (default 3); the others with one of `attack`. */
   noAttackOneIn?: number;
   /**
-   * The most probes aimed at one tree (default 64), drawn across the whole range (about 30 on
-   * average): laying out a tree, resetting it and comparing its canaries costs as much as dozens of
-   * probes, so one tree serves them all.
+   * Attacks every tree opens with besides (openings.ts): each is laid out in every tree, and its aims
+   * made first, so that the classes they stand for are met in every run, not when draws combine;
+   * shrinking leaves out what a failure does not need.
+   */
+  openings?: readonly fc.Arbitrary<Attack>[];
+  /**
+   * The most drawn probes aimed at one tree besides its attacks' (default 64), drawn across the whole
+   * range (about 30 on average): laying out a tree, resetting it and comparing its canaries costs as
+   * much as dozens of probes, so one tree serves them all.
    */
   maxProbes?: number;
 }
 
 /**
  * A tree and probes aimed at it, each made by `probe` from the candidates aimed at the tree (through
- * its links, or anywhere `generic` aims) and from the tree itself; but for one tree in `noAttackOneIn`,
- * the tree opens with an attack, and the first probes are made from the candidates that use it.
+ * its links, or anywhere `generic` aims) and from the tree itself. The tree opens with every one of
+ * `openings` and, but for one tree in `noAttackOneIn`, with one drawn `attack`; the first probes are
+ * made from their aims, in that order.
  */
 export function treeAnd<P>(
-  probe: (aimed: fc.Arbitrary<Candidate>, attack: Attack | undefined, tree: Tree) => fc.Arbitrary<P>,
+  probe: (aimed: fc.Arbitrary<Candidate>, aim: Aim | undefined, tree: Tree) => fc.Arbitrary<P>,
   generic: fc.Arbitrary<Candidate>,
   constraints: ProbeConstraints = {},
 ): fc.Arbitrary<{ tree: Tree; probes: P[] }> {
-  const { maxProbes = 64, attack: attacks = linkAttackOpening(), noAttackOneIn = 3 } = constraints;
+  const { maxProbes = 64, attack: attacks = linkAttackOpening(), noAttackOneIn = 3, openings = [] } = constraints;
   return fc
-    .tuple(fc.option(attacks, { freq: noAttackOneIn }), fsTree(constraints))
-    .chain(([attack, entries]) => {
-      const tree = attack === null ? entries : [...attack.entries, ...entries];
-      const aimed = candidateThrough(tree, generic, constraints);
-      const opening = attack === null ? [undefined] : [attack, ...(attack.more ?? []).map((candidate) => ({ ...attack, candidate }))];
-      const first = opening.slice(0, maxProbes).map((opened) => probe(aimed, opened, tree));
-      return fc.record({
-        tree: fc.constant(tree),
-        probes: fc.tuple(fc.tuple(...first), fc.array(probe(aimed, undefined, tree), { maxLength: maxProbes - first.length, size: "max" })).map(([head, rest]) => [...head, ...rest]),
-      });
+    .tuple(allOf(openings), fc.option(attacks, { freq: noAttackOneIn }), fsTree(constraints))
+    .chain(([opened, drawn, entries]) => {
+      const attack = joinAttacks(drawn === null ? opened : [...opened, drawn]);
+      const tree = [...attack.entries, ...entries];
+      // The drawn probes aim through the drawn entries: the openings' have probes of their own.
+      const aimed = candidateThrough([...(drawn?.entries ?? []), ...entries], generic, constraints);
+      const first = attack.aims.map((aim) => probe(aimed, aim, tree));
+      const drawnProbes = fc.array(probe(aimed, undefined, tree), { maxLength: maxProbes, size: "max" });
+      return fc.record({ tree: fc.constant(tree), probes: fc.tuple(fc.tuple(...first), drawnProbes).map(([head, rest]) => [...head, ...rest]) });
     });
 }
 
 /** A tree and probes aimed at it, each for a read (`creating: false`) or a write. */
 export function treeWithProbes(generic: fc.Arbitrary<Candidate>, constraints: ProbeConstraints = {}): fc.Arbitrary<{ tree: Tree; probes: Probe[] }> {
-  return treeAnd((aimed, attack) => fc.record({ candidate: attack === undefined ? aimed : fc.constant(attack.candidate), creating: fc.boolean() }), generic, constraints);
+  return treeAnd((aimed, aim) => fc.record({ candidate: aim === undefined ? aimed : fc.constant(aim.candidate), creating: fc.boolean() }), generic, constraints);
 }

@@ -1,0 +1,119 @@
+/**
+ * Names a tool may rewrite between its check and its use, laid out side by side with what they are
+ * rewritten to: a name with trailing or leading whitespace (trimmed), in quotes (stripped), in capitals
+ * (case folded), in one Unicode normalization form (normalized to the other), percent-encoded
+ * (decoded), holding `%2F` or a backslash (decoded, or taken as a separator, into two components), and
+ * `~` (expanded to the home directory). A tool that checks the name it was given and then uses the
+ * rewritten one, or checks the rewritten one and uses the name, reaches whichever of the two leads out.
+ *
+ * Promises: `twinAttack` lays out, for every rewrite and both orientations, the name and its rewrite,
+ * one of them a link to the outside canary and the other a directory inside holding the canary's own
+ * names (so a check of it passes), and aims at the name that is not rewritten; every pair is always
+ * there and shrinking drops the pairs a failure does not need (droppable.ts). Names are distinct per
+ * pair, so pairs never overlap. The `~` twin is laid out for reads only: its rewrite is the home
+ * directory, which the audit points at the outside canary in process (the case's `HOME`) but not in
+ * another process, where a write through it would reach the user's own home.
+ * Does not promise: every rewrite real code makes; these are the ones found in shipped path checks.
+ */
+import fc from "fast-check";
+import { CANARY_DIR, CANARY_FILE } from "../../sandbox/sandbox.js";
+import type { TreeEntry } from "../../sandbox/tree.js";
+import { allOf } from "./droppable.js";
+import { type Aim, type Attack, type Intent, aimsBelow, joinAttacks } from "./trees.js";
+
+/** A rewrite a tool may apply to a name after its check: how the name is spelled that it rewrites to `base`. */
+export interface NameRewrite {
+  rewrite: string;
+  /** The name that the rewrite turns into `base`. */
+  spell: (base: string) => string;
+  /** Where the rewrite turns one name into two components (`a%2Fb`, `a\b`), the text between them. */
+  joins?: string;
+  /** The name it is rewritten from is the home directory (`~`), which only a read may be aimed at. */
+  home?: true;
+}
+
+const percentEncoded = (text: string) => `%${(text.codePointAt(0) as number).toString(16).toUpperCase()}${text.slice(1)}`;
+
+/** Every rewrite, each with the name it rewrites: the class of names a tool may change after its check. */
+export const NAME_REWRITES: readonly NameRewrite[] = [
+  { rewrite: "trailing whitespace trimmed", spell: (base) => `${base} ` },
+  { rewrite: "leading whitespace trimmed", spell: (base) => ` ${base}` },
+  { rewrite: "single quotes stripped", spell: (base) => `'${base}'` },
+  { rewrite: "double quotes stripped", spell: (base) => `"${base}"` },
+  { rewrite: "letter case folded", spell: (base) => base.toUpperCase() },
+  { rewrite: "normalized to NFC", spell: (base) => base.normalize("NFD") },
+  { rewrite: "normalized to NFD", spell: (base) => base.normalize("NFC") },
+  { rewrite: "percent-decoded", spell: percentEncoded },
+  { rewrite: "an encoded slash decoded", spell: (base) => base, joins: "%2F" },
+  { rewrite: "backslashes taken as separators", spell: (base) => base, joins: "\\" },
+  { rewrite: "~ expanded to the home directory", spell: () => "~", home: true },
+];
+
+/**
+ * The name each rewrite turns its twin into: distinct per rewrite (so pairs never share a name), with
+ * an accented letter where the rewrite is a normalization, in the form that rewrite produces.
+ */
+export function twinBase(index: number): string {
+  const { rewrite } = NAME_REWRITES[index] as NameRewrite;
+  if (rewrite === "normalized to NFC") return `tw\u00e9${index}`;
+  if (rewrite === "normalized to NFD") return `twe\u0301${index}`;
+  return `tw${index}`;
+}
+
+/** Which of the two a tool must never reach: the rewritten name (checked as given, used rewritten), or the name (checked rewritten, used as given). */
+export type TwinOrientation = "rewritten leads out" | "name leads out";
+
+const outside = (at: readonly string[], path: readonly string[] = []): TreeEntry => ({ kind: "symlink", at, target: { form: "absolute", area: "outside", path } });
+
+/** A directory inside that holds the canary's names a probe names: a check of a path into it passes. */
+const decoy = (at: readonly string[], intents: readonly Intent[]): TreeEntry[] => [
+  { kind: "dir", at },
+  ...(intents.some((intent) => intent.kind === "existing") ? [{ kind: "file" as const, at: [...at, CANARY_FILE] }] : []),
+  ...(intents.some((intent) => intent.kind === "directory") ? [{ kind: "dir" as const, at: [...at, CANARY_DIR] }] : []),
+];
+
+/** The pair of one rewrite in one orientation, and the aims at the name that is not rewritten. */
+export function twinPair(index: number, orientation: TwinOrientation, intents: readonly Intent[]): Attack {
+  const rewrite = NAME_REWRITES[index] as NameRewrite;
+  const base = twinBase(index);
+  // An orientation's names must differ from the other's: the second is the first with a trailing `x`.
+  const rewritten = orientation === "rewritten leads out" ? base : `${base}x`;
+  if (rewrite.joins === undefined) {
+    const name = rewrite.home === true ? "~" : rewrite.spell(rewritten);
+    const entries = orientation === "rewritten leads out" ? [...decoy([name], intents), ...(rewrite.home === true ? [] : [outside([rewritten])])] : [outside([name]), ...decoy([rewritten], intents)];
+    return { entries, aims: aimsBelow(name, intents) };
+  }
+  // One component that the rewrite splits in two: `tw9%2Fsecret.txt` becomes `tw9/secret.txt`.
+  const joined = (leaf: string) => `${rewritten}${rewrite.joins}${leaf}`;
+  const aims: Aim[] = aimsBelow(rewritten, intents).map((aim) => ({ ...aim, candidate: { form: "text", text: joinedText(aim, rewritten, joined) } }));
+  // Only what the aims name is laid out: the canary file, a new name, the canary directory.
+  const named = intents.map(({ kind }) => (kind === "existing" ? CANARY_FILE : kind === "fresh" ? "new.txt" : CANARY_DIR));
+  if (orientation === "rewritten leads out")
+    return { entries: [outside([rewritten]), ...named.flatMap((leaf): TreeEntry[] => (leaf === CANARY_FILE ? [{ kind: "file", at: [joined(leaf)] }] : leaf === CANARY_DIR ? [{ kind: "dir", at: [joined(leaf)] }] : []))], aims };
+  return { entries: [...decoy([rewritten], intents), ...named.map((leaf) => outside([joined(leaf)], [leaf]))], aims };
+}
+
+/** An aim below `place` (`place/leaf`, or `place` itself) as the one component the rewrite splits. */
+function joinedText(aim: Aim, place: string, joined: (leaf: string) => string): string {
+  const text = aim.candidate.form === "text" ? aim.candidate.text : "";
+  return text === place ? joined(CANARY_DIR) : joined(text.slice(place.length + 1));
+}
+
+export interface TwinConstraints {
+  /** What the probes name through each twin (trees.ts, `Intent`). */
+  intents: readonly Intent[];
+  /** The operation may change the workspace: no `~` twin, which another process would take to the user's home. */
+  changes: boolean;
+}
+
+/** Every rewrite's pair in both orientations, each pair dropped by shrinking when a failure does not need it. */
+export function twinAttack({ intents, changes }: TwinConstraints): fc.Arbitrary<Attack> {
+  const pairs = NAME_REWRITES.flatMap((rewrite, index) =>
+    rewrite.home === true
+      ? changes
+        ? []
+        : [twinPair(index, "rewritten leads out", intents)]
+      : (["rewritten leads out", "name leads out"] as const).map((orientation) => twinPair(index, orientation, intents)),
+  );
+  return allOf(pairs.map((pair) => fc.constant(pair))).map(joinAttacks);
+}

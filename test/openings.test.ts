@@ -1,0 +1,164 @@
+// The openings every tree of a tool's property lays out (issue 46): each class is in every generated
+// tree by construction, shrinking takes away what a failure does not need, and each does on disk what
+// it claims: a name beside what a rewrite makes of it, one of them leading out; special files a tool
+// may open; a chain the kernel will not follow and a path it will not take.
+import fc from "fast-check";
+import { execFileSync } from "node:child_process";
+import { lstat, readFile, realpath, symlink } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Attack, type Intent, LONG_PATH_LENGTH, NAME_REWRITES, OPTION_VARIANTS, allOfItems, longPaths, optionSweep, specialFiles, twinAttack, twinPair } from "../src/kit/audit/arbitraries/index.js";
+import { intentsOf, operationCases } from "../src/kit/audit/properties/operations.js";
+import { OPERATIONS, operation } from "../src/kit/operations/catalog.js";
+import { type Sandbox, SECRET, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { laidOut, materialize } from "../src/kit/sandbox/tree.js";
+import { releaseFifos } from "../src/kit/sandbox/fifos.js";
+
+const EXISTING: Intent[] = [{ kind: "existing" }];
+const EVERY_INTENT: Intent[] = [{ kind: "existing" }, { kind: "fresh" }, { kind: "directory" }];
+const text = (attack: Attack) => attack.aims.map((aim) => (aim.candidate.form === "text" ? aim.candidate.text : ""));
+
+let box: Sandbox;
+beforeEach(async () => {
+  box = await createSandbox("workspace-gates-openings-test-");
+});
+afterEach(async () => {
+  await box.dispose();
+});
+
+describe("allOf", () => {
+  it("generates every part, and a failure shrinks to the parts it needs", () => {
+    const parts = allOfItems([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(fc.sample(parts, { seed: 1, numRuns: 20 })).toEqual(Array(20).fill([1, 2, 3, 4, 5, 6, 7, 8]));
+    const details = fc.check(fc.property(parts, (drawn) => !(drawn.includes(3) && drawn.includes(6))), { seed: 1 });
+    expect(details.counterexample).toEqual([[3, 6]]);
+  });
+});
+
+describe("every tree of every operation's property opens with every class", () => {
+  it.each(OPERATIONS.map((candidate) => [candidate.id]))("%s: the option sweep, both orientations of every rewrite, each special file, the chain and the long path", (id) => {
+    for (const { tree, probes } of fc.sample(operationCases(operation(id)), { seed: 7, numRuns: 15 })) {
+      const names = new Set(laidOut(tree).map((entry) => entry.at.join("/")));
+      expect(names.has("opt"), "the link the options are swept through").toBe(true);
+      for (const kind of ["fifo", "socket", "device"]) expect(names.has(`special-${kind}`), kind).toBe(true);
+      expect(names.has("chain0") && names.has("far"), "the chain and the link out").toBe(true);
+      const op = operation(id);
+      for (const [index, rewrite] of NAME_REWRITES.entries())
+        for (const orientation of ["rewritten leads out", "name leads out"] as const) {
+          if (rewrite.home === true && (op.changes || orientation === "name leads out")) continue;
+          const pair = twinPair(index, orientation, intentsOf(op));
+          expect(pair.entries.every((entry) => names.has(entry.at.join("/"))), `${rewrite.rewrite}, ${orientation}`).toBe(true);
+        }
+      expect(probes.filter((probe) => probe.variant > 0).length).toBeGreaterThanOrEqual(OPTION_VARIANTS - 1);
+    }
+  });
+});
+
+describe("name twins", () => {
+  it.each(NAME_REWRITES.map((rewrite, index) => [rewrite.rewrite, index] as const).filter(([, index]) => NAME_REWRITES[index]?.home !== true))(
+    "%s: the name a probe gives is rewritten to the other name of its pair, and exactly one of the two leads out",
+    async (_rewrite, index) => {
+      const rewrite = NAME_REWRITES[index]!;
+      for (const orientation of ["rewritten leads out", "name leads out"] as const) {
+        const pair = twinPair(index, orientation, EXISTING);
+        const [aimed] = text(pair);
+        // What the rewrite makes of the path's first name, written here from its description.
+        const undo = (path: string) => {
+          if (rewrite.joins !== undefined) return path.replace(rewrite.joins, "/");
+          const [name = "", ...rest] = path.split("/");
+          const rewritten =
+            rewrite.rewrite.includes("trimmed") ? name.trim()
+            : rewrite.rewrite.includes("quotes") ? name.slice(1, -1)
+            : rewrite.rewrite.includes("case") ? name.toLowerCase()
+            : rewrite.rewrite.includes("NFC") ? name.normalize("NFC")
+            : rewrite.rewrite.includes("NFD") ? name.normalize("NFD")
+            : decodeURIComponent(name);
+          return [rewritten, ...rest].join("/");
+        };
+        const laid = await materialize(pair.entries, box);
+        expect(laid.length, "every entry of the pair is laid out").toBe(pair.entries.length);
+        const read = async (path: string) => readFile(join(box.root, path), "utf8").catch((error: NodeJS.ErrnoException) => error.code ?? "");
+        const asGiven = await read(aimed!);
+        const asRewritten = await read(undo(aimed!));
+        expect(asGiven === asRewritten, `${aimed} and ${undo(aimed!)} are two files`).toBe(false);
+        expect([asGiven, asRewritten].filter((content) => content.includes(SECRET)), `${orientation}: exactly one leads out`).toHaveLength(1);
+        expect(asGiven.includes(SECRET)).toBe(orientation === "name leads out");
+        await box.reset();
+      }
+    },
+  );
+
+  it("lays out no ~ twin for an operation that changes the workspace: another process would take it to the user's home", () => {
+    const changing = fc.sample(twinAttack({ intents: EXISTING, changes: true }), { seed: 1, numRuns: 5 });
+    const reading = fc.sample(twinAttack({ intents: EXISTING, changes: false }), { seed: 1, numRuns: 5 });
+    for (const attack of changing) expect(text(attack).some((aim) => aim.startsWith("~"))).toBe(false);
+    for (const attack of reading) expect(text(attack)).toContain("~/secret.txt");
+  });
+
+  it("gives each pair names of its own: no two pairs, in either orientation, share one", () => {
+    const [attack] = fc.sample(twinAttack({ intents: EVERY_INTENT, changes: false }), { seed: 1, numRuns: 1 });
+    const names = attack!.entries.map((entry) => entry.at.join("/"));
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe("special files", () => {
+  it("lays out a FIFO, a socket and a character device (the null device: it neither blocks nor floods), and a link to each", async () => {
+    const [attack] = fc.sample(specialFiles(EXISTING), { seed: 1, numRuns: 1 });
+    const laid = await materialize(attack!.entries, box);
+    const kinds = (name: string) => execFileSync("stat", ["-c", "%F", join(box.root, name)], { encoding: "utf8" }).trim();
+    expect(kinds("special-fifo")).toBe("fifo");
+    expect(kinds("special-socket")).toBe("socket");
+    // A device node needs root; elsewhere it is left out of what was laid out, never faked.
+    if (process.getuid?.() === 0) expect(kinds("special-device")).toBe("character special file");
+    else expect(laid.some((entry) => entry.at[0] === "special-device")).toBe(false);
+    expect(text(attack!)).toEqual(expect.arrayContaining(["special-fifo", "to-fifo", "special-socket", "to-socket"]));
+  });
+
+  it("releases a read that waits on a FIFO, and tells that a reader took what the release wrote", async () => {
+    await materialize([{ kind: "special", at: ["p"], special: "fifo" }], box);
+    const reading = readFile(join(box.root, "p"), "utf8");
+    const [released] = await releaseFifos(box.root, "the notice");
+    expect(await reading).toBe("the notice");
+    expect(released).toMatchObject({ fifo: join(box.root, "p"), read: true, written: "" });
+  });
+
+  it("releases a write that waits on a FIFO, and keeps what it wrote", async () => {
+    await materialize([{ kind: "special", at: ["p"], special: "fifo" }], box);
+    const { writeFile } = await import("node:fs/promises");
+    const writing = writeFile(join(box.root, "p"), "the writer's marker").catch(() => undefined);
+    const [released] = await releaseFifos(box.root, "the notice");
+    await writing;
+    expect(released).toMatchObject({ read: false, written: "the writer's marker" });
+  });
+
+  it("finds nobody waiting on a FIFO no call opened, and opens no FIFO through a link", async () => {
+    const outside = join(box.outside, "p");
+    execFileSync("mkfifo", [outside]);
+    await symlink(outside, join(box.root, "to-outside-fifo"));
+    await materialize([{ kind: "special", at: ["p"], special: "fifo" }], box);
+    expect(await releaseFifos(box.root, "the notice")).toEqual([{ fifo: join(box.root, "p"), read: false, written: "" }]);
+  });
+});
+
+describe("long chains and long paths", () => {
+  it("lay out a link the kernel will not resolve (ELOOP), and aim past NAME_MAX and PATH_MAX (ENAMETOOLONG), each read as text to the link out", async () => {
+    const [attack] = fc.sample(longPaths(EXISTING), { seed: 1, numRuns: 1 });
+    await materialize(attack!.entries, box);
+    const [chained, longName, longPath] = text(attack!);
+    const root = await realpath(box.root);
+    await expect(realpath(`${root}/${chained}`)).rejects.toMatchObject({ code: "ELOOP" });
+    await expect(realpath(`${root}/${longName}`)).rejects.toMatchObject({ code: "ENAMETOOLONG" });
+    await expect(lstat(`${root}/${longPath}`)).rejects.toMatchObject({ code: "ENAMETOOLONG" });
+    expect(longPath!.length).toBeGreaterThan(LONG_PATH_LENGTH);
+    for (const aim of [chained!, longName!, longPath!]) expect(await readFile(resolve(root, aim), "utf8"), aim.slice(0, 40)).toContain(SECRET);
+  });
+});
+
+describe("the option sweep", () => {
+  it("aims through one link out with every variant from none up", () => {
+    const [attack] = fc.sample(optionSweep(EXISTING), { seed: 1, numRuns: 1 });
+    expect(attack!.aims.map((aim) => aim.variant)).toEqual(Array.from({ length: OPTION_VARIANTS }, (_, variant) => variant));
+    expect(new Set(text(attack!))).toEqual(new Set(["opt/secret.txt"]));
+  });
+});
