@@ -77,6 +77,40 @@ describe("classifying a tool", () => {
     expect(classification.kind === "operation" && classification.plan.fixed).toEqual({ mode: "create", force: false });
   });
 
+  it("sends each optional argument of the official server's tools on its own: both booleans, every enum value, a number's edges, a pattern list", () => {
+    const optional = (name: string) => {
+      const classification = classifyTool(official.tools.find((candidate) => candidate.name === name) ?? { name });
+      return classification.kind === "operation" ? Object.fromEntries(classification.plan.optional.map((argument) => [argument.name, argument.values])) : {};
+    };
+    const values = (...list: unknown[]) => list.map((value) => ({ value }));
+    expect(optional("read_text_file")).toEqual({ head: values(1, 0, -1, 2 ** 31 - 1), tail: values(1, 0, -1, 2 ** 31 - 1) });
+    expect(optional("edit_file")).toEqual({ dryRun: values(true, false) });
+    expect(optional("list_directory_with_sizes")).toEqual({ sortBy: values("name", "size") });
+    expect(optional("directory_tree")).toEqual({ excludePatterns: values(["*"], []) });
+    expect(optional("write_file")).toEqual({});
+  });
+
+  it("attacks an optional argument that names a path as a path, and sends one optional argument a variant, none for variant 0", () => {
+    const classification = classifyTool({
+      name: "find",
+      inputSchema: { type: "object", properties: { pattern: { type: "string" }, path: { type: "string" }, cwd: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: 50 } }, required: ["pattern"] },
+    });
+    if (classification.kind !== "operation") throw new Error(`find is ${classification.kind}`);
+    const { plan } = classification;
+    expect(plan.optional).toEqual([
+      { name: "cwd", values: [{ path: "one" }] },
+      { name: "limit", values: [{ value: 1 }, { value: 50 }] },
+    ]);
+    const at = (path: string) => `/ws/${path}`;
+    const sent = (variant: number) => argumentsFor(plan, { path: "l/x", pattern: "*", variant }, at);
+    expect(sent(0)).toEqual({ path: "/ws/l/x", pattern: "*" });
+    expect(sent(1)).toEqual({ path: "/ws/l/x", pattern: "*", cwd: "/ws/l/x" });
+    expect(sent(2)).toEqual({ path: "/ws/l/x", pattern: "*", limit: 1 });
+    expect(sent(3)).toEqual({ path: "/ws/l/x", pattern: "*", limit: 50 });
+    // Past the tool's own variants, they come round again.
+    expect(sent(4)).toEqual(sent(1));
+  });
+
   it("takes the mapping's word over its own guess, and an exclusion over both", () => {
     const frobnicate = { name: "frobnicate", inputSchema: { type: "object", properties: { target: { type: "string" } } } };
     expect(plays(classifyTool(frobnicate, { operation: "stat", arguments: { path: "target" }, fixed: {} }))).toBe("stat");

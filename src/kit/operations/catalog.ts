@@ -19,8 +19,11 @@ export type OperationId = "read" | "readMany" | "write" | "edit" | "mkdir" | "li
  */
 export type Role = "path" | "paths" | "source" | "destination" | "pattern" | "content" | "oldText" | "newText";
 
-/** One operation's input, by role: what the audit asks, before a target's tool names its arguments. */
-export type OperationInput = Partial<Record<Exclude<Role, "paths">, string>> & { paths?: readonly string[] };
+/**
+ * One operation's input, by role: what the audit asks, before a target's tool names its arguments;
+ * `variant` picks which of the tool's optional arguments is sent with it (classify.ts, `optionOf`).
+ */
+export type OperationInput = Partial<Record<Exclude<Role, "paths">, string>> & { paths?: readonly string[]; variant?: number };
 
 /** How the kit judges a call; each oracle looks at the answer, the disk, or both. */
 export type OracleId = "secretInAnswer" | "outsideRevealed" | "outsideChanged" | "secretImported" | "insideDestroyed" | "falseSuccess";
@@ -59,7 +62,7 @@ export const ORACLES: Readonly<Record<OracleId, Oracle>> = {
     id: "falseSuccess",
     rule: "a call that answers success left its effect inside the workspace",
     promise: "puts what it reports inside",
-    consequence: "outside changed",
+    consequence: "misreported",
   },
 };
 

@@ -29,6 +29,20 @@ export interface ArgumentPlan {
   edits?: string;
   /** Every other required argument, with the value it is sent. */
   fixed: Record<string, unknown>;
+  /** Every optional argument no role takes, with the values it is sent, one at a time (`optionOf`). */
+  optional: readonly OptionalArgument[];
+}
+
+/**
+ * A value an optional argument is sent: a value as it is, or the probe's own path, alone or in a
+ * list (an argument that names a path is attacked as one).
+ */
+export type OptionValue = { value: unknown } | { path: "one" | "list" };
+
+/** An optional argument of a tool's input schema and the values the audit sends it. */
+export interface OptionalArgument {
+  name: string;
+  values: readonly OptionValue[];
 }
 
 /** What a user says of one tool (an MCP mapping's `tools`): the operation it plays, its arguments by role, or that it is excluded, and why. */
@@ -51,6 +65,8 @@ interface PropertySchema {
   default?: unknown;
   const?: unknown;
   enum?: unknown;
+  minimum?: unknown;
+  maximum?: unknown;
 }
 
 /** Words of an identifier: `list_directory_with_sizes`, `readFile`, `read-file` → lowercase words. */
@@ -158,7 +174,57 @@ function planFor(id: OperationId, properties: Record<string, PropertySchema>, re
   }
   const taken = new Set([...Object.values(roles), ...(edits === undefined ? [] : [edits.argument])]);
   const fixed = Object.fromEntries(required.filter((name) => !taken.has(name)).map((name) => [name, placeholder(properties[name])]));
-  return { roles, ...(edits === undefined ? {} : { edits: edits.argument }), fixed };
+  return { roles, ...(edits === undefined ? {} : { edits: edits.argument }), fixed, optional: optionalArguments(properties, [...taken, ...required]) };
+}
+
+/** The most values one optional argument is sent: enough for every edge of a number, and the values of a short enum. */
+const MOST_OPTION_VALUES = 8;
+
+/** Names of arguments that hold a path, flattened: a role's names and the usual words for a base directory. */
+const PATH_WORDS = ["path", "dir", "directory", "folder", "file", "cwd", "root", "base", "workdir", "workspace", "location"];
+/** Names of arguments that hold a pattern a walk filters by. */
+const PATTERN_WORDS = ["pattern", "patterns", "glob", "globs", "exclude", "include", "ignore", "filter"];
+
+/**
+ * Every argument of the schema that is neither required nor `taken`, with the values it is sent: both
+ * booleans, every value of an enum, a number's edges within its bounds, the probe's own path for an
+ * argument that names one (or a list of them), a pattern for one that filters, and otherwise one
+ * value of its type.
+ */
+function optionalArguments(properties: Record<string, PropertySchema>, taken: readonly string[]): OptionalArgument[] {
+  return Object.entries(properties)
+    .filter(([name]) => !taken.includes(name))
+    .map(([name, schema]) => ({ name, values: optionValues(name, schema).slice(0, MOST_OPTION_VALUES) }))
+    .filter((argument) => argument.values.length > 0);
+}
+
+function optionValues(name: string, schema: PropertySchema): OptionValue[] {
+  const named = words(name);
+  const said = (vocabulary: readonly string[]) => named.some((word) => vocabulary.includes(word)) || vocabulary.includes(flat(name));
+  const values = (...list: unknown[]) => list.map((value) => ({ value }));
+  if (schema.const !== undefined) return values(schema.const);
+  if (Array.isArray(schema.enum)) return values(...schema.enum);
+  if (isType(schema, "boolean")) return values(true, false);
+  if (isType(schema, "integer") || isType(schema, "number")) return values(...numberEdges(schema));
+  if (isType(schema, "string")) return said(PATH_WORDS) ? [{ path: "one" }] : said(PATTERN_WORDS) ? values("*") : values("");
+  if (isType(schema, "array")) return said(PATH_WORDS) ? [{ path: "list" }] : said(PATTERN_WORDS) ? values(["*"], []) : values([]);
+  if (isType(schema, "object")) return values({});
+  return [];
+}
+
+/** A number's edges: 0, 1, -1 and the largest 32-bit integer, and the schema's own bounds, each within them. */
+function numberEdges(schema: PropertySchema): number[] {
+  const minimum = typeof schema.minimum === "number" ? schema.minimum : -Infinity;
+  const maximum = typeof schema.maximum === "number" ? schema.maximum : Infinity;
+  const edges = [1, 0, -1, 2 ** 31 - 1, minimum, maximum].filter((edge) => Number.isFinite(edge) && edge >= minimum && edge <= maximum);
+  return [...new Set(edges)];
+}
+
+/** The optional argument and value a probe's `variant` sends: none for 0, otherwise one pair in turn. */
+export function optionOf(plan: ArgumentPlan, variant: number | undefined): { name: string; value: OptionValue } | undefined {
+  const pairs = plan.optional.flatMap(({ name, values }) => values.map((value) => ({ name, value })));
+  if (variant === undefined || variant <= 0 || pairs.length === 0) return undefined;
+  return pairs[(variant - 1) % pairs.length];
 }
 
 export function classifyTool(tool: ToolDescription, override?: ToolOverride): Classification {
@@ -171,7 +237,8 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
     const taken = new Set([...Object.values(roles), ...(edits === undefined ? (found.edits === undefined ? [] : [found.edits]) : [edits])]);
     const fixed = { ...Object.fromEntries(Object.entries(found.fixed).filter(([argument]) => !taken.has(argument))), ...override.fixed };
     const listed = edits ?? (named.oldText === undefined ? found.edits : undefined);
-    return { kind: "operation", operation: override.operation, plan: { roles, ...(listed === undefined ? {} : { edits: listed }), fixed }, by: "mapping" };
+    const optional = found.optional.filter(({ name }) => !taken.has(name) && !(name in override.fixed));
+    return { kind: "operation", operation: override.operation, plan: { roles, ...(listed === undefined ? {} : { edits: listed }), fixed, optional }, by: "mapping" };
   }
   const contract = operationOfModuleName(tool.name);
   if (contract !== undefined) {
@@ -195,9 +262,17 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
   return { kind: "operation", operation: id, plan, by: "schema" };
 }
 
-/** The arguments of one call: each role's value under the tool's own name, paths as `pathFor` spells them. */
+/**
+ * The arguments of one call: each role's value under the tool's own name, paths as `pathFor` spells
+ * them, and the optional argument the input's `variant` sends (a path-like one takes the input's first path).
+ */
 export function argumentsFor(plan: ArgumentPlan, input: OperationInput, pathFor: (path: string) => unknown): Record<string, unknown> {
   const args: Record<string, unknown> = { ...plan.fixed };
+  const option = optionOf(plan, input.variant);
+  if (option !== undefined) {
+    const path = input.path ?? input.source ?? input.paths?.[0] ?? "";
+    args[option.name] = "value" in option.value ? option.value.value : option.value.path === "one" ? pathFor(path) : [pathFor(path)];
+  }
   const { roles } = plan;
   for (const role of ["path", "source", "destination"] as const) {
     const value = input[role];

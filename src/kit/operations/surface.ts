@@ -6,8 +6,11 @@
  * (classify.ts) and calls one with the operation's input under the tool's own argument names; a tool
  * the user excluded is listed as excluded and never called. `recordingCalls` runs a case with a
  * record of its own: every call of a tool, through a surface or through the tools a target returns
- * (`recorded`), is counted by the tool's name in the record of the case under way, so coverage counts
- * what the audit did, never what it meant to do.
+ * (`recorded`), is counted by the tool's name in the record of the case under way, and so is each
+ * optional argument a call sent (`recordOption`), so coverage counts what the audit did, never what
+ * it meant to do. A case run with a deadline (a slow target's, audit/command.ts) makes no call past
+ * it: the call is refused with `PastDeadline`, and the property counts what it leaves unjudged
+ * (`leaveUnjudged`).
  * Does not promise: that a tool answers its operation's input sensibly; the oracles judge that.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -54,25 +57,77 @@ export function moduleSurface(tools: readonly Tool[], excluded: ReadonlyMap<stri
 /** Calls per tool name, in one case or added up over a property. */
 export type CallCount = Map<string, number>;
 
-const currentCase = new AsyncLocalStorage<CallCount>();
+/** Per tool name, the calls that sent each of its optional arguments. */
+export type OptionCount = Map<string, CallCount>;
 
-/** Runs one case with a fresh record, and answers the case's answer with the calls it made. */
-export async function recordingCalls<R>(body: () => Promise<R>): Promise<{ calls: CallCount; answer: R }> {
-  const calls: CallCount = new Map();
-  return { calls, answer: await currentCase.run(calls, body) };
+interface CaseRecord {
+  calls: CallCount;
+  options: OptionCount;
+  /** The cases this one left unjudged at its deadline (`leaveUnjudged`). */
+  unjudged: number;
+  /** The cases this one folded onto an earlier one of its own: they would have made the same call (`foldCases`). */
+  folded: number;
 }
 
-/** Counts a call of `name` in the record of the case under way (none outside a case). */
+const currentCase = new AsyncLocalStorage<CaseRecord & { deadlineAt: number | undefined }>();
+
+/** A call refused because its case is past its deadline: the case's property leaves the rest unjudged. */
+export class PastDeadline extends Error {
+  constructor() {
+    super("the case is past its deadline: the target is too slow for this budget");
+  }
+}
+
+/**
+ * Runs one case with a fresh record, and answers the case's answer with the calls it made, the
+ * optional arguments they sent and the cases it left unjudged; past `deadlineAt` (`performance.now()`
+ * time), it makes no further call.
+ */
+export async function recordingCalls<R>(body: () => Promise<R>, deadlineAt?: number): Promise<CaseRecord & { answer: R }> {
+  const record = { calls: new Map(), options: new Map(), unjudged: 0, folded: 0, deadlineAt };
+  const answer = await currentCase.run(record, body);
+  return { calls: record.calls, options: record.options, unjudged: record.unjudged, folded: record.folded, answer };
+}
+
+/** Whether the case under way is past its deadline. */
+export function pastDeadline(): boolean {
+  const deadlineAt = currentCase.getStore()?.deadlineAt;
+  return deadlineAt !== undefined && performance.now() > deadlineAt;
+}
+
+/** Counts `cases` of the case under way as folded onto others: judged by them, not cases of their own. */
+export function foldCases(cases: number): void {
+  const record = currentCase.getStore();
+  if (record !== undefined) record.folded += cases;
+}
+
+/** Counts `cases` of the case under way as left unjudged at its deadline. */
+export function leaveUnjudged(cases: number): void {
+  const record = currentCase.getStore();
+  if (record !== undefined) record.unjudged += cases;
+}
+
+/** Counts a call of `name` in the record of the case under way (none outside a case); throws `PastDeadline` past the case's deadline. */
 export function recordCall(name: string): void {
-  const calls = currentCase.getStore();
+  if (pastDeadline()) throw new PastDeadline();
+  const calls = currentCase.getStore()?.calls;
   calls?.set(name, (calls.get(name) ?? 0) + 1);
 }
 
-/** The same tool, counting each call in the case's record. */
+/** Counts a call of `tool` that sent its optional argument `argument`, in the record of the case under way. */
+export function recordOption(tool: string, argument: string): void {
+  const options = currentCase.getStore()?.options;
+  if (options === undefined) return;
+  const sent = options.get(tool) ?? new Map<string, number>();
+  sent.set(argument, (sent.get(argument) ?? 0) + 1);
+  options.set(tool, sent);
+}
+
+/** The same tool, counting each call in the case's record (and refusing it past the case's deadline). */
 export function recorded(tool: Tool): Tool {
   return {
     spec: tool.spec,
-    execute(input, signal) {
+    async execute(input, signal) {
       recordCall(tool.spec.name);
       return tool.execute(input, signal);
     },
@@ -82,4 +137,23 @@ export function recorded(tool: Tool): Tool {
 /** Adds `more` into `into`. */
 export function addCalls(into: CallCount, more: ReadonlyMap<string, number>): void {
   for (const [name, count] of more) into.set(name, (into.get(name) ?? 0) + count);
+}
+
+/** Adds `more` into `into`, tool by tool. */
+export function addOptions(into: OptionCount, more: ReadonlyMap<string, ReadonlyMap<string, number>>): void {
+  for (const [tool, sent] of more) {
+    const counted = into.get(tool) ?? new Map<string, number>();
+    addCalls(counted, sent);
+    into.set(tool, counted);
+  }
+}
+
+/** An option count as JSON writes it: `{ tool: { argument: calls } }`. */
+export function optionsRecord(options: OptionCount): Record<string, Record<string, number>> {
+  return Object.fromEntries([...options].map(([tool, sent]) => [tool, Object.fromEntries(sent)]));
+}
+
+/** The option count a JSON record holds. */
+export function optionsFrom(record: Readonly<Record<string, Readonly<Record<string, number>>>>): OptionCount {
+  return new Map(Object.entries(record).map(([tool, sent]) => [tool, new Map(Object.entries(sent))]));
 }

@@ -38,6 +38,8 @@ export interface AuditTarget {
   warm?: (roots: readonly string[]) => void;
   /** Tools the user excluded by name (`--exclude-tool`, the mapping's `exclude`), each with the reason the report repeats. */
   excluded?: ReadonlyMap<string, string>;
+  /** The median time one call of its tools took when the audit measured it (audit/pace.ts); the bounds of a call grow with it. */
+  latencyMs?: number;
 }
 
 /** The target's tools on `root`, classified (surface.ts); none for a target without tools. */
