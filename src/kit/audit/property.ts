@@ -19,6 +19,7 @@ import { dirname } from "node:path";
 import type fc from "fast-check";
 import { type Sandbox, auditTempDir, createSandbox } from "../sandbox/sandbox.js";
 import { type AuditTarget, type ContractExport, TargetStopped } from "../operations/target.js";
+import { PastDeadline } from "../operations/surface.js";
 import { ORACLES, type OracleId } from "../operations/catalog.js";
 import type { Consequence, Cwe, Threat } from "../findings/findings.js";
 import type { Tool, ToolResult } from "../../gates/tool.js";
@@ -54,6 +55,8 @@ export interface AuditProperty<T = unknown> {
    * or for a table replayed whole in one run that answers the same every time.
    */
   maxRuns?: number;
+  /** How long one run waits on purpose (the bash timeout it outlives), which no target's slowness explains. */
+  waitsMs?: number;
   arbitrary: fc.Arbitrary<T>;
   /** How many cases one value holds, when more than one: each probe aimed at a laid-out tree is one. */
   casesIn?(value: T): number;
@@ -79,6 +82,12 @@ export class Violation extends Error {
 export function violation(message: string, breach?: OracleId | Consequence): never {
   throw new Violation(message, breach === undefined ? undefined : breach in ORACLES ? ORACLES[breach as OracleId].consequence : (breach as Consequence));
 }
+
+/**
+ * A call that did not answer within its bound: its case is not shrunk (every smaller case would wait
+ * as long), and its sandbox is not reused (the call may still act in it).
+ */
+export class Hang extends Violation {}
 
 // Sandboxes whose reset proved them as new, kept for the next run, by root name: creating one costs
 // some forty filesystem calls, about as much as a whole run of most properties.
@@ -110,6 +119,7 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
   runningCases.add(running);
   busySandboxes.add(box);
   let canariesChecked = false;
+  let spoiled = false;
   try {
     const answer = await body(box);
     const changes = await box.canaryChanges();
@@ -118,6 +128,10 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
     return answer;
   } catch (error) {
     // The reason names paths as the counterexample does, so a report holds no temp path of this run.
+    if (error instanceof Hang) {
+      spoiled = true;
+      throw new Hang(portable(box, error.message), error.consequence);
+    }
     if (error instanceof Violation) throw new Violation(portable(box, error.message), error.consequence);
     if (error instanceof TargetStopped) throw new TargetStopped(portable(box, error.message), error.how);
     throw error;
@@ -125,7 +139,7 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
     busySandboxes.delete(box);
     // A case that outlived its property (a hang) may find its sandbox removed under it, even while
     // it resets it: such a sandbox must not go back to the pool.
-    if (!closed && !removed.has(box) && (await box.reset({ canariesChecked })) && !removed.has(box)) {
+    if (!closed && !spoiled && !removed.has(box) && (await box.reset({ canariesChecked })) && !removed.has(box)) {
       idle.push(box);
       if (!pooledOnce.has(box)) {
         pooledOnce.add(box);
@@ -231,13 +245,14 @@ export function execute(tool: Tool, input: unknown, signal?: AbortSignal): Promi
 
 /**
  * A tool's answer; a rejection is a violation of the contract, except a target that stopped answering
- * (`TargetStopped`), which the runner judges on its own (run.ts).
+ * (`TargetStopped`) and a call cut at its case's deadline (`PastDeadline`), which the runner judges on
+ * its own (run.ts).
  */
 export async function answered(call: string, answer: Promise<ToolResult>): Promise<ToolResult> {
   try {
     return await answer;
   } catch (error) {
-    if (error instanceof TargetStopped) throw error;
+    if (error instanceof TargetStopped || error instanceof PastDeadline) throw error;
     return violation(`${call} threw instead of answering isError: ${String(error)}`);
   }
 }

@@ -19,6 +19,7 @@ export type Consequence =
   | "outside read"
   | "approval bypassed"
   | "inside destroyed"
+  | "misreported"
   | "outside revealed"
   | "unavailable"
   | "hardening broken"
@@ -36,7 +37,7 @@ export interface ConsequenceTerms {
 
 export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
   "outside changed": {
-    meaning: "a file or directory outside the workspace was created, changed or removed (seen on the disk), or a write answered success and left nothing inside",
+    meaning: "a file or directory outside the workspace was created, changed or removed (seen on the disk)",
     securitySeverity: 9.1,
     weaknesses: ["CWE-22"],
     escape: true,
@@ -57,6 +58,12 @@ export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
     meaning: "a file inside the workspace lost its content to a call whose contract keeps it",
     securitySeverity: 6.5,
     weaknesses: ["CWE-706"],
+    escape: false,
+  },
+  misreported: {
+    meaning: "a call answered success, but what it reported doing is found neither inside the workspace nor outside it (its content went into a device, a FIFO, or nowhere)",
+    securitySeverity: 4.3,
+    weaknesses: ["CWE-393"],
     escape: false,
   },
   "outside revealed": {
@@ -91,11 +98,15 @@ export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
 };
 
 /** What the attacker needs for the failure, least first. */
-export type Threat = "the model's input alone" | "a link inside the workspace" | "the root replaced" | "a concurrent process";
+export type Threat = "the model's input alone" | "a link inside the workspace" | "a special file inside the workspace" | "the root replaced" | "a concurrent process";
 
 export const THREATS: Readonly<Record<Threat, { meaning: string; weaknesses: readonly Cwe[] }>> = {
   "the model's input alone": { meaning: "any tool input the model emits, and nothing else", weaknesses: [] },
   "a link inside the workspace": { meaning: "a symlink or a hardlink inside the workspace: a checked-out repository holds one, or bash made it", weaknesses: ["CWE-59"] },
+  "a special file inside the workspace": {
+    meaning: "a FIFO, a socket or a device inside the workspace: bash made it (mkfifo needs no privilege), or another process did",
+    weaknesses: ["CWE-67"],
+  },
   "the root replaced": { meaning: "the workspace root replaced by a symlink after the tools were created (bash can do it)", weaknesses: ["CWE-367"] },
   "a concurrent process": {
     meaning: "another process changing the filesystem while a call runs: a swap between the check and the use, an entry that fails or turns unreadable",

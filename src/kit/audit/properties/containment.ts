@@ -20,12 +20,17 @@ import {
   type ProbeConstraints,
   type WorkspaceRoot,
   candidate,
+  type Intent,
+  besideTheRoot,
   candidateText,
+  longPaths,
   renderCandidate,
   renderRoot,
   rootSpellings,
+  specialFiles,
   spellRoot,
   treeWithProbes,
+  twinAttack,
   workspaceRoot,
 } from "../arbitraries/index.js";
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
@@ -47,10 +52,14 @@ export function containmentCases(generic: fc.Arbitrary<Candidate>, constraints: 
   return fc.tuple(workspaceRoot(), treeWithProbes(generic, constraints)).map(([root, aimed]) => ({ root, ...aimed }));
 }
 
+/** What the path check is asked through the openings: a file that exists, and a new name to create. */
+const CHECKED_INTENTS: readonly Intent[] = [{ kind: "existing" }, { kind: "fresh" }];
+
 const isLink = (entry: TreeEntry) => entry.kind === "symlink" || entry.kind === "hardlink";
 
-/** What a case on `tree` needs: a link inside the workspace when the tree lays one out, else only the input. */
-export const treeThreat = (tree: Tree): Threat => (tree.some(isLink) ? "a link inside the workspace" : "the model's input alone");
+/** What a case on `tree` needs: a link inside the workspace when the tree lays one out, a special file when it lays one out, else only the input. */
+export const treeThreat = (tree: Tree): Threat =>
+  tree.some(isLink) ? "a link inside the workspace" : tree.some((entry) => entry.kind === "special") ? "a special file inside the workspace" : "the model's input alone";
 
 /** The case on its tree without links, when it has any (`AuditProperty.withoutLinks`). */
 export function withoutLinks<C extends { tree: Tree }>(value: C): C | undefined {
@@ -74,16 +83,32 @@ export function renderCase<P extends Probe>(value: ContainmentCase<P>, call?: st
  * Runs `body` in a sandbox with the case's root name and tree, handing it the root as spelled. A
  * sandbox that proved reusable has every spelling of its root started on the target ahead (an MCP
  * server's start costs more than a tree of calls), so the later cases that draw them find them
- * running; one that a failing case spoiled is not worth it.
+ * running; one that a failing case spoiled is not worth it. A target in this process finds its home
+ * directory at the outside canary while the case runs (`HOME`), so a tool that expands `~` after its
+ * check is seen reaching it (twins.ts); a server keeps the home it was started with.
  */
 export async function inCaseSandbox(target: AuditTarget, value: ContainmentCase<unknown>, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
   await inSandbox(
     async (box) => {
       await materialize(value.tree, box);
-      await body(box, spellRoot(box, value.root.spelling));
+      await (target.start === undefined ? withHome(box.outside, () => body(box, spellRoot(box, value.root.spelling))) : body(box, spellRoot(box, value.root.spelling)));
     },
     { rootName: value.root.name, onPooled: (box) => target.warm?.(rootSpellings(box)) },
   );
+}
+
+/** `body` with `HOME` set to `home`, put back after unless another case has set it since. */
+async function withHome(home: string, body: () => Promise<void>): Promise<void> {
+  const before = process.env.HOME;
+  process.env.HOME = home;
+  try {
+    await body();
+  } finally {
+    if (process.env.HOME === home) {
+      if (before === undefined) delete process.env.HOME;
+      else process.env.HOME = before;
+    }
+  }
 }
 
 export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
@@ -96,7 +121,10 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   threat: (value) => treeThreat(value.tree),
   withoutLinks,
   weaknesses: ["CWE-22"],
-  arbitrary: containmentCases(candidate()),
+  // The check has no optional arguments to sweep.
+  arbitrary: containmentCases(candidate(), {
+    openings: [besideTheRoot(CHECKED_INTENTS), twinAttack({ intents: CHECKED_INTENTS, changes: true }), specialFiles(CHECKED_INTENTS), longPaths(CHECKED_INTENTS)],
+  }),
   casesIn: probeCount,
   render: (value) => renderCase(value),
   async check(target, value) {

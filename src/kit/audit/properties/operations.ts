@@ -20,8 +20,9 @@
 import fc from "fast-check";
 import { resolve } from "node:path";
 import {
-  type Attack,
+  type Aim,
   type Candidate,
+  type Intent,
   type OperationProbe,
   type ProbeConstraints,
   candidate,
@@ -29,6 +30,8 @@ import {
   creationAttack,
   linkAttackOpening,
   listingAttack,
+  OPTION_VARIANTS,
+  openings,
   operationProbe,
   renderCandidate,
   targetLeaf,
@@ -36,18 +39,23 @@ import {
   treeAnd,
   workspaceRoot,
 } from "../arbitraries/index.js";
-import { type AuditProperty, answered, inFlight, portable, violation } from "../property.js";
+import { type AuditProperty, CALLS_IN_FLIGHT, answered, inFlight, portable, violation } from "../property.js";
+import { type CallWatch, paceOf, watchCalls } from "../watch.js";
 import { showDifference } from "../show.js";
 import { type ContainmentCase, findFile, holds, inCaseSandbox, probeCount, renderCaseWith, treeThreat, withoutLinks } from "./containment.js";
 import { ORACLES, OPERATIONS, type Operation, type OperationId, type OperationInput, containmentId } from "../../operations/catalog.js";
-import type { OperationTool } from "../../operations/surface.js";
+import { type OperationTool, PastDeadline, foldCases, leaveUnjudged, recordOption } from "../../operations/surface.js";
+import { optionOf } from "../../operations/classify.js";
 import { offeredTools, surfaceOf } from "../../operations/target.js";
 import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
-import type { Tree } from "../../sandbox/tree.js";
+import { SPECIAL_NAMES, type Tree, laidOut } from "../../sandbox/tree.js";
 import type { ToolResult } from "../../../gates/tool.js";
 
-/** A probe and the index of the operation's tool it calls (shrinks to the first tool that fails). */
-export type ToolProbe = OperationProbe & { tool: number };
+/**
+ * A probe, the index of the operation's tool it calls (shrinks to the first tool that fails), and the
+ * variant of that tool's optional arguments it sends (classify.ts, `optionOf`; shrinks to none).
+ */
+export type ToolProbe = OperationProbe & { tool: number; variant: number };
 
 export type OperationCase = ContainmentCase<ToolProbe>;
 
@@ -63,9 +71,30 @@ const directoryLeaf = () => fc.oneof({ weight: 3, arbitrary: fc.constant("") }, 
 /** The workspace itself, as a model names it when it lists or searches everything. */
 const theRoot = () => fc.constantFrom<Candidate>({ form: "text", text: "" }, { form: "text", text: "." }, { form: "text", text: "./" });
 
+/** What an operation's probes name through an attack's entries (trees.ts, `Intent`). */
+export function intentsOf(operation: Operation): Intent[] {
+  if (operation.id === "mkdir") return [{ kind: "fresh" }];
+  if (operation.onDirectory) return [{ kind: "directory" }];
+  if (operation.roles.includes("destination")) return [{ kind: "existing", end: "source" }, { kind: "fresh", end: "destination" }];
+  if (operation.roles.includes("content")) return [{ kind: "existing" }, { kind: "fresh" }];
+  return [{ kind: "existing" }];
+}
+
+/**
+ * A drawn probe's variant: half the time none (the call most tools get), otherwise one of twice the
+ * sweep's, past every optional value of most tools, so that drawn probes meet them too.
+ */
+const drawnVariant = () => fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 * OPTION_VARIANTS }));
+
 export function operationCases(operation: Operation, constraints: ProbeConstraints = {}): fc.Arbitrary<OperationCase> {
-  const probe = (aimed: fc.Arbitrary<Candidate>, attack: Attack | undefined, tree: Tree) =>
-    fc.tuple(operationProbe(operation.roles, aimed, attack, tree, { against: operation.id === "grep" ? "content" : "names" }), fc.nat({ max: 15 })).map(([drawn, tool]) => ({ ...drawn, tool }));
+  const probe = (aimed: fc.Arbitrary<Candidate>, aim: Aim | undefined, tree: Tree) =>
+    fc
+      .tuple(
+        operationProbe(operation.roles, aimed, aim, tree, { against: operation.id === "grep" ? "content" : "names" }),
+        fc.nat({ max: 15 }),
+        aim?.variant === undefined ? drawnVariant() : fc.constant(aim.variant),
+      )
+      .map(([drawn, tool, variant]) => ({ ...drawn, tool, variant }));
   const generic = operation.onDirectory ? fc.oneof({ weight: 2, arbitrary: candidate() }, { weight: 1, arbitrary: theRoot() }) : candidate();
   // A tool that writes a file may write a temporary copy first, one that makes a name may make it
   // through a link, and one that lists a directory may look through its links: their trees open with
@@ -84,7 +113,8 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
         : [];
   // Five trees in six open with an attack: the probes after the attack's aim anywhere anyway.
   const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted), noAttackOneIn: 6 };
-  const aimed = treeAnd(probe, generic, { ...(operation.onDirectory ? { leaf: directoryLeaf() } : {}), ...attack, ...constraints });
+  const opened = { openings: openings({ intents: intentsOf(operation), changes: operation.changes }) };
+  const aimed = treeAnd(probe, generic, { ...(operation.onDirectory ? { leaf: directoryLeaf() } : {}), ...attack, ...opened, ...constraints });
   return fc.tuple(workspaceRoot(), aimed).map(([root, { tree, probes }]) => ({ root, tree, probes }));
 }
 
@@ -97,7 +127,8 @@ export function renderProbe(operation: OperationId, probe: ToolProbe): string {
     probe.source === undefined ? "" : ` ${path(probe.source)} -> ${path(probe.destination)}`,
     probe.pattern === undefined ? "" : ` pattern ${JSON.stringify(probe.pattern)}`,
   ];
-  return `${operation}${probe.tool === 0 ? "" : ` (tool ${probe.tool})`}${parts.join("")}`;
+  const option = optionSent.get(probe);
+  return `${operation}${probe.tool === 0 ? "" : ` (tool ${probe.tool})`}${parts.join("")}${option === undefined ? "" : ` with ${option}`}`;
 }
 
 /** One call of a run: which probe, which tool, and the input it is sent. */
@@ -109,39 +140,108 @@ interface Call {
   marker?: string;
 }
 
+/** The optional argument a probe sends its tool, as the counterexample names it; known once a case has called the tool. */
+const optionSent = new WeakMap<ToolProbe, string>();
+
+/**
+ * The calls of a run, one per probe but for a probe whose call would be one made already (the same
+ * tool, paths and optional argument: variants past a tool's own fold onto earlier ones), which is
+ * no case of its own (`foldCases`).
+ */
 function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[]): Call[] {
   const text = (candidate: Candidate) => candidateText(box, candidate);
-  return probes.map((probe, index) => {
-    const marker = `written by the audit, probe ${index} ${Math.random()}`;
-    const input: OperationInput = {
+  const made = new Set<string>();
+  return probes.flatMap((probe, index) => {
+    const tool = tools[probe.tool % tools.length] as OperationTool;
+    const option = optionOf(tool.classification.plan, probe.variant);
+    if (option !== undefined) optionSent.set(probe, `${option.name}: ${"value" in option.value ? JSON.stringify(option.value.value) : option.value.path === "one" ? "the path" : "[the path]"}`);
+    const asked: OperationInput = {
       ...(probe.path === undefined ? {} : { path: text(probe.path) }),
       ...(probe.paths === undefined ? {} : { paths: probe.paths.map(text) }),
       ...(probe.source === undefined ? {} : { source: text(probe.source) }),
       ...(probe.destination === undefined ? {} : { destination: text(probe.destination) }),
       ...(probe.pattern === undefined ? {} : { pattern: probe.pattern }),
+    };
+    const key = JSON.stringify([tool.name, asked, option]);
+    if (made.has(key)) {
+      foldCases(1);
+      return [];
+    }
+    made.add(key);
+    const marker = `written by the audit, probe ${index + 1} ${Math.random()}`;
+    const input: OperationInput = {
+      ...asked,
+      ...(option === undefined ? {} : { variant: probe.variant }),
       // Every file the tree lays out, and every canary, ends with a newline: an edit of one meets it.
       ...(operation.id === "write" ? { content: marker } : operation.id === "edit" ? { oldText: "\n", newText: `\n${marker}\n` } : {}),
     };
-    return { index, tool: tools[probe.tool % tools.length] as OperationTool, input, ...(operation.roles.includes("content") || operation.id === "edit" ? { marker } : {}) };
+    return [{ index: index + 1, tool, input, ...(operation.roles.includes("content") || operation.id === "edit" ? { marker } : {}) }];
   });
 }
 
-const ask = (call: Call): Promise<ToolResult> => answered(call.tool.name, call.tool.call(call.input));
+/** How a report names a call: the tool, the probe, and the optional argument it sent. */
+function callName(call: Call): string {
+  const option = optionOf(call.tool.classification.plan, call.input.variant);
+  return `${call.tool.name} (probe ${call.index}${option === undefined ? "" : `, with ${option.name}`})`;
+}
 
 const shown = (result: ToolResult) => String(result.content).slice(0, 200);
 
 function refuseSecrets(calls: readonly Call[], answers: readonly ToolResult[], world: string): void {
   for (const [position, answer] of answers.entries()) {
     const call = calls[position] as Call;
-    if (String(answer.content).includes(SECRET)) violation(`${call.tool.name} (probe ${call.index}) returned content from outside${world}: ${shown(answer)}`, "secretInAnswer");
+    if (String(answer.content).includes(SECRET)) violation(`${callName(call)} returned content from outside${world}: ${shown(answer)}`, "secretInAnswer");
+  }
+}
+
+/**
+ * A call that waited on a FIFO until the audit released it (watch.ts): a writer's own marker came out
+ * of the FIFO, or a reader took what the release wrote while the call was waiting. Without the
+ * release it would never have answered.
+ */
+function refuseWaits(calls: readonly Call[], watch: CallWatch): void {
+  for (const wait of watch.waits()) {
+    const writer = calls.find((call) => call.marker !== undefined && wait.written.includes(call.marker));
+    const waiting = writer === undefined ? wait.waiting : [callName(writer)];
+    if (waiting.length === 0) continue;
+    const who = waiting.length === 1 ? waiting[0] : `one of the calls waiting then (${waiting.slice(0, 3).join(", ")}${waiting.length > 3 ? `, and ${waiting.length - 3} more` : ""})`;
+    violation(`${who} opened the FIFO ${wait.fifo} to ${writer === undefined ? "read" : "write"} and waited for its other end, which nothing opens: the call answered only once the audit opened it`, "unavailable");
   }
 }
 
 const sameAnswer = (one: ToolResult, other: ToolResult) => one.content === other.content && (one.isError === true) === (other.isError === true);
 
-async function judgeReadOnly(box: Sandbox, calls: readonly Call[]): Promise<void> {
+/** Asks every call through the watch, counting the optional arguments sent. */
+function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
+  return (call) => {
+    const option = optionOf(call.tool.classification.plan, call.input.variant);
+    if (option !== undefined) recordOption(call.tool.name, option.name);
+    return watch.ask(callName(call), answered(call.tool.name, call.tool.call(call.input)));
+  };
+}
+
+/**
+ * Read-only calls, a wave of `CALLS_IN_FLIGHT` at a time: each wave asked as the sandbox is, again
+ * with only the outside changed, and once more for the answers that moved. A wave whose calls a
+ * deadline refuses (a slow target's: operations/surface.ts) is not judged, nor are those after it.
+ */
+async function judgeReadOnly(box: Sandbox, calls: readonly Call[], watch: CallWatch): Promise<void> {
+  for (let start = 0; start < calls.length; start += CALLS_IN_FLIGHT) {
+    try {
+      await judgeWave(box, calls.slice(start, start + CALLS_IN_FLIGHT), watch);
+    } catch (error) {
+      // A wave a deadline cut is not judged; the waves before it were.
+      if (!(error instanceof PastDeadline)) throw error;
+      return leaveUnjudged(calls.length - start);
+    }
+  }
+}
+
+async function judgeWave(box: Sandbox, calls: readonly Call[], watch: CallWatch): Promise<void> {
+  const ask = asker(watch);
   const first = await inFlight(calls, ask);
   refuseSecrets(calls, first, "");
+  refuseWaits(calls, watch);
   const restore = await box.perturbOutside();
   let second: ToolResult[];
   try {
@@ -150,6 +250,7 @@ async function judgeReadOnly(box: Sandbox, calls: readonly Call[]): Promise<void
     await restore();
   }
   refuseSecrets(calls, second, " once the outside had changed");
+  refuseWaits(calls, watch);
   const moved = calls.filter((_call, position) => !sameAnswer(first[position] as ToolResult, second[position] as ToolResult));
   const again = await inFlight(moved, ask);
   for (const [position, call] of moved.entries()) {
@@ -157,7 +258,7 @@ async function judgeReadOnly(box: Sandbox, calls: readonly Call[]): Promise<void
     if (!sameAnswer(again[position] as ToolResult, before)) continue;
     const after = second[calls.indexOf(call)] as ToolResult;
     violation(
-      `${call.tool.name} (probe ${call.index}) answered otherwise once only the outside had changed, and as before once it was put back: ${showDifference(portable(box, String(before.content)), portable(box, String(after.content)), 60)}`,
+      `${callName(call)} answered otherwise once only the outside had changed, and as before once it was put back: ${showDifference(portable(box, String(before.content)), portable(box, String(after.content)), 60)}`,
       "outsideRevealed",
     );
   }
@@ -173,28 +274,58 @@ function fileContents(root: string): Map<string, number> {
   return counts;
 }
 
-async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly Call[]): Promise<void> {
+async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly Call[], watch: CallWatch): Promise<void> {
+  const ask = asker(watch);
   const keeps = operation.oracles.includes("insideDestroyed");
-  for (const call of calls) {
-    const before = keeps ? fileContents(box.root) : undefined;
-    const answer = await ask(call);
+  // What a call found is what the previous one left: the workspace is walked once per call, not twice.
+  let contents = keeps ? fileContents(box.root) : undefined;
+  for (const [position, call] of calls.entries()) {
+    const before = contents;
+    const asked = await ask(call).then(
+      (answer) => ({ answer }),
+      (error: unknown) => {
+        if (!(error instanceof PastDeadline)) throw error;
+        return undefined;
+      },
+    );
+    // A call a deadline refused ends the case's calls: what they did so far is still judged below.
+    if (asked === undefined) {
+      leaveUnjudged(calls.length - position);
+      break;
+    }
+    const { answer } = asked;
     refuseSecrets([call], [answer], "");
-    if (operation.oracles.includes("falseSuccess") && answer.isError !== true && call.marker !== undefined) {
+    refuseWaits(calls, watch);
+    // An optional argument may change what a call promises (a dry run writes nothing): only a call
+    // without one is held to its operation's effect.
+    if (operation.oracles.includes("falseSuccess") && answer.isError !== true && call.marker !== undefined && call.input.variant === undefined) {
       const marker = call.marker;
       const direct = operation.id === "write" && call.input.path !== undefined && (await holds(box.root, resolve(box.root, call.input.path), marker));
-      if (!direct && findFile(box.root, (content) => content.includes(marker)) === undefined)
-        violation(`${call.tool.name} (probe ${call.index}) reported success (${shown(answer)}) but no file inside the workspace holds what it wrote`, "falseSuccess");
+      if (!direct && findFile(box.root, (content) => content.includes(marker)) === undefined) {
+        // What the call did is named as seen: a change outside, or nothing found anywhere.
+        const outside = await box.canaryChanges();
+        if (outside.length > 0) violation(`${callName(call)} reported success (${shown(answer)}) and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged");
+        violation(`${callName(call)} reported success (${shown(answer)}) but what it wrote is neither in a file inside the workspace nor outside it`, "falseSuccess");
+      }
     }
     if (before !== undefined) {
       const after = fileContents(box.root);
+      contents = after;
       const lost = [...before].filter(([content, count]) => (after.get(content) ?? 0) < count).map(([content]) => JSON.stringify(content.slice(0, 80)));
-      if (lost.length > 0) violation(`${call.tool.name} (probe ${call.index}) destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(answer)})`, "insideDestroyed");
+      if (lost.length > 0) violation(`${callName(call)} destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(answer)})`, "insideDestroyed");
     }
   }
   if (operation.oracles.includes("secretImported")) {
     const imported = findFile(box.root, (content) => content.includes(SECRET));
     if (imported !== undefined) violation(`a file inside the workspace now holds content from outside: ${imported}`, "secretImported");
   }
+}
+
+/** The special files a tree lays out, as a hang names them: `a FIFO at ws/special-fifo`. */
+function specialsOf(tree: Tree): string {
+  return laidOut(tree)
+    .flatMap((entry) => (entry.kind === "special" ? [`${SPECIAL_NAMES[entry.special]} at ${["ws", ...entry.at].join("/")}`] : []))
+    .join(", ");
 }
 
 /** The title a property states: what the tool does, then each oracle's promise. */
@@ -227,7 +358,12 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
         const tools = surfaceOf(target, root).of(operation.id);
         if (tools.length === 0) throw new Error(`the target offers no tool that ${operation.does} on ${root}`);
         const calls = callsOf(operation, tools, box, value.probes);
-        await (operation.changes ? judgeChanging(operation, box, calls) : judgeReadOnly(box, calls));
+        const watch = watchCalls(box, paceOf(target), specialsOf(value.tree));
+        try {
+          await (operation.changes ? judgeChanging(operation, box, calls, watch) : judgeReadOnly(box, calls, watch));
+        } finally {
+          watch.stop();
+        }
       });
     },
   };

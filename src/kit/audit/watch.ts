@@ -1,0 +1,97 @@
+/**
+ * The calls of one case, watched for what keeps them from answering.
+ *
+ * Promises: `watchCalls` answers a watch whose `ask` passes a call through and counts it pending until
+ * it settles. While a call has been pending longer than the target's `releaseAfterMs`, the workspace's
+ * FIFOs are released, one round at a time (sandbox/fifos.ts): a call blocked on one answers then, and
+ * `waits()` lists each FIFO a round found a reader or a writer waiting on, with the calls that were
+ * waiting then, longest first, and what a writer wrote. A call that does not answer within `boundMs`
+ * makes `ask` throw a `Hang` (consequence
+ * `unavailable`) that names the call and the special files of the case; the call itself goes on, and
+ * the sandbox it runs in is not reused (property.ts).
+ * Bounds come from the target's own pace (`paceOf`): its measured call latency, at least the floors
+ * below, so a slow target is not taken for a hanging one.
+ */
+import { Hang } from "./property.js";
+import type { AuditTarget } from "../operations/target.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
+import { releaseFifos } from "../sandbox/fifos.js";
+
+/** How long calls may take before a case's FIFOs are released, and before a call counts as hung. */
+export interface CallPace {
+  releaseAfterMs: number;
+  boundMs: number;
+}
+
+/** A call answers well within this on any machine unless it waits on something: then the FIFOs are released. */
+export const RELEASE_FLOOR_MS = 500;
+/** A call that takes longer than this hangs, on any machine, unless the target is slow (`paceOf`). */
+export const BOUND_FLOOR_MS = 15_000;
+
+const ROUND_MS = 100;
+
+/** The bounds for a target whose calls take `latencyMs` as a rule (its measured median; 0 when unmeasured). */
+export function paceOf(target: Pick<AuditTarget, "latencyMs">): CallPace {
+  const latency = target.latencyMs ?? 0;
+  return { releaseAfterMs: Math.max(RELEASE_FLOOR_MS, 20 * latency), boundMs: Math.max(BOUND_FLOOR_MS, 100 * latency) };
+}
+
+/** A FIFO a release round found waited on. */
+export interface Wait {
+  fifo: string;
+  /** A reader took the notice the round wrote. */
+  read: boolean;
+  /** What a writer wrote into it. */
+  written: string;
+  /** The calls pending past `releaseAfterMs` at the round, as `ask` named them, longest first. */
+  waiting: readonly string[];
+}
+
+export interface CallWatch {
+  /** `call`, pending until it settles; `what` names it in a hang and in a wait. */
+  ask<T>(what: string, call: Promise<T>): Promise<T>;
+  /** Every wait the rounds so far found. */
+  waits(): Wait[];
+  /** Stops releasing; the calls still pending go on unwatched. */
+  stop(): void;
+}
+
+/** `specials` describes the case's special files, for a hang's message (empty when it has none). */
+export function watchCalls(box: Sandbox, pace: CallPace, specials: string): CallWatch {
+  const notice = `released by the audit: this call waited on a FIFO ${Math.random()}`;
+  const pending = new Set<{ what: string; started: number }>();
+  const waits: Wait[] = [];
+  let round: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    const waiting = [...pending].filter(({ started }) => performance.now() - started > pace.releaseAfterMs).sort((one, other) => one.started - other.started);
+    if (round !== undefined || waiting.length === 0) return;
+    round = releaseFifos(box.root, notice)
+      .then((released) => {
+        for (const { fifo, read, written } of released) if (read || written !== "") waits.push({ fifo, read, written, waiting: waiting.map(({ what }) => what) });
+      })
+      .finally(() => {
+        round = undefined;
+      });
+  }, ROUND_MS);
+  timer.unref();
+  return {
+    waits: () => [...waits],
+    stop: () => clearInterval(timer),
+    async ask(what, call) {
+      const started = { what, started: performance.now() };
+      pending.add(started);
+      let bound: NodeJS.Timeout | undefined;
+      try {
+        return await Promise.race([
+          call,
+          new Promise<never>((_resolve, reject) => {
+            bound = setTimeout(() => reject(new Hang(`${what} did not answer within ${pace.boundMs} ms${specials === "" ? "" : `; the workspace holds ${specials}`}`, "unavailable")), pace.boundMs);
+          }),
+        ]);
+      } finally {
+        clearTimeout(bound);
+        pending.delete(started);
+      }
+    },
+  };
+}
