@@ -44,6 +44,7 @@ import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, 
 import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "./shard.js";
 import { type AuditTarget, UnusableTarget, loadTarget, offeredTools, referenceTarget } from "../operations/target.js";
 import { COVERAGE_ID, coverageResult, coverageRows } from "./coverage.js";
+import { type Pace, measurePace } from "./pace.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
@@ -105,6 +106,7 @@ export const auditCommand: CliCommand = {
   summary: "run every property against an implementation and report what it fails",
   usage: USAGE,
   async run(argv, io) {
+    const began = performance.now();
     const options = parseAuditArgs(argv);
     const reports = reportFiles(options);
     for (const { flag, file } of reports) {
@@ -119,7 +121,7 @@ export const auditCommand: CliCommand = {
       return cannot(io, `cannot load ${describeTarget(options)}: ${messageOf(error)}`);
     }
     try {
-      return await auditTarget(target, options, reports, io);
+      return await auditTarget(target, options, reports, io, began);
     } finally {
       if ("dispose" in target) await target.dispose();
     }
@@ -150,7 +152,7 @@ function targetWords(options: AuditArgs): TargetWords {
   return ["--mcp", ...(options.mcp.mapping === undefined ? [] : ["--mapping", options.mcp.mapping]), "--", ...options.mcp.command];
 }
 
-async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditArgs, reports: ReportFile[], io: CliIo): Promise<number> {
+async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditArgs, reports: ReportFile[], io: CliIo, began: number): Promise<number> {
   let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
   if (options.baseline !== undefined) {
     try {
@@ -159,6 +161,13 @@ async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditA
       return cannot(io, messageOf(error));
     }
   }
+  let pace: Pace;
+  try {
+    pace = await measurePace(target);
+  } catch (error) {
+    return cannot(io, `cannot measure how fast ${target.label} answers: ${messageOf(error)}`);
+  }
+  target.latencyMs = pace.latencyMs;
   const guard = guardInterrupts();
   let report: AuditReport;
   try {
@@ -166,6 +175,11 @@ async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditA
   } finally {
     guard.dispose();
   }
+  report.time = {
+    totalMs: Math.round(performance.now() - began),
+    latencyMs: Math.round(pace.latencyMs * 10) / 10,
+    ...("starts" in target ? { serverStarts: { count: target.starts.count, ms: Math.round(target.starts.ms) } } : {}),
+  };
   const prefix = invocationOf(io, "audit");
   const words = targetWords(options);
   io.stdout(renderText(report, prefix, words));
@@ -190,13 +204,27 @@ async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditA
   // Coverage judges the properties' calls: on its own it checked nothing.
   if (!report.results.some((result) => result.id !== COVERAGE_ID && (result.status === "passed" || result.status === "failed")))
     return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
-  if (baseline === undefined) return report.results.some((result) => failsRun(result, report)) ? 1 : 0;
+  const slow = tooSlow(report);
+  if (baseline === undefined) return report.results.some((result) => failsRun(result, report)) ? 1 : slow === undefined ? 0 : cannot(io, slow);
   const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results, options.conformance);
   io.stdout(renderComparison(comparison));
   // A baseline that failed a property too cannot make an escape green.
   const escaped = report.results.filter((result) => failsRun(result, { conformance: false, failOn: ESCAPES })).map((result) => result.id);
   if (escaped.length > 0) io.stdout(`escaped, which fails the run whatever the baseline: ${escaped.join(", ")}\n`);
-  return comparison.regressions.length > 0 || escaped.length > 0 ? 1 : 0;
+  return comparison.regressions.length > 0 || escaped.length > 0 ? 1 : slow === undefined ? 0 : cannot(io, slow);
+}
+
+/**
+ * Why no verdict stands on a run that found nothing but left some property short of its floor of
+ * runs (`runWithinTime`): the pace measured, and the budget that would run every floor.
+ */
+function tooSlow(report: AuditReport): string | undefined {
+  const short = report.results.filter((result) => result.shortOfFloor !== undefined);
+  if (short.length === 0) return undefined;
+  const unknown = short.filter((result) => result.shortOfFloor?.neededMs === undefined).length;
+  const neededMs = report.results.reduce((sum, result) => sum + (result.shortOfFloor === undefined ? result.timeMs : (result.shortOfFloor.neededMs ?? 0)), 0);
+  const budget = `${unknown === 0 ? "about" : "more than"} --time ${Math.ceil(neededMs / 1000)} would run ${unknown === 0 ? "them all" : `the ones measured (${unknown} judged nothing before their share ran out)`}`;
+  return `the target is too slow to judge at this budget: its calls take a median ${report.time?.latencyMs ?? "?"} ms, and ${short.length} propert${short.length === 1 ? "y" : "ies"} ran short of the runs every verdict needs (${short.map((result) => result.id).join(", ")}); ${budget}`;
 }
 
 /** Runs the selected properties in order, with progress, until done or `signal` aborts. */
@@ -275,23 +303,64 @@ export function timeShares(totalMs: number, properties: number): { next(): numbe
   };
 }
 
+/** How many shares a property's floor of runs may take before the target counts as too slow for it. */
+export const SLOW_FACTOR = 4;
+
 /**
- * A time budget that never runs fewer runs than `--runs`' default would: first exactly `floor.runs`
- * (the kill matrix holds every fork to dying within those, whatever the machine's speed), then
- * further blocks of as many, from the next run of the same stream, while time is left. Every run of
- * a block goes to its end: none is abandoned to go on beside the next property. A failure shrinks
- * until the share is spent (but for its first `SHRINK_FLOOR_CANDIDATES`), so a property that fails
- * over a slow target does not take the others' time to shrink.
+ * A time budget that never runs fewer runs than `--runs`' default would on a target that can run
+ * them: first one run, which tells what the floor costs; then, when the floor fits in `SLOW_FACTOR`
+ * shares, exactly the rest of `floor.runs` (the kill matrix holds every fork to dying within those,
+ * whatever the machine's speed), then further blocks of as many, from the next run of the same
+ * stream, while time is left. Every run of a block goes to its end: none is abandoned to go on beside
+ * the next property. On a target too slow for its floor (the first run alone outlasts the shares, or
+ * the floor would), the property runs what fits in its share, the cases cut at its end, and says so
+ * (`shortOfFloor`, with about how long the floor would take): the verdict then cannot be green.
+ * A failure shrinks until the share is spent (but for its first `SHRINK_FLOOR_CANDIDATES`), so a
+ * property that fails over a slow target does not take the others' time to shrink.
  */
 async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number): Promise<PropertyResult> {
-  let result = await runProperty(property, target, { ...floor, shrinkDeadlineMs: timeLimitMs });
-  let next = (floor.firstRun ?? 0) + floor.runs;
-  while (result.status === "passed" && result.timeMs < timeLimitMs && property.maxRuns === undefined && next < SHARD_STRIDE + (floor.firstRun ?? 0)) {
-    const more = await runProperty(property, target, { ...floor, firstRun: next, shrinkDeadlineMs: timeLimitMs - result.timeMs });
+  // A run that outlasts the whole share (but for what it waits on purpose) is too slow for any floor.
+  const deadlineMs = timeLimitMs + (property.waitsMs ?? 0);
+  const short = (result: PropertyResult, floorRuns: number): PropertyResult =>
+    result.status === "passed" ? { ...result, shortOfFloor: { floorRuns, ...(result.cases === 0 ? {} : { neededMs: Math.round(estimatedRunMs(result) * floorRuns) }) } } : result;
+  if (property.maxRuns !== undefined) {
+    const capped = await runProperty(property, target, { ...floor, shrinkDeadlineMs: timeLimitMs, caseDeadlineMs: deadlineMs });
+    return capped.cutShort === true ? short(capped, Math.min(floor.runs, property.maxRuns)) : capped;
+  }
+  const slowAfterMs = timeLimitMs * SLOW_FACTOR;
+  const first = floor.firstRun ?? 0;
+  let result = await runProperty(property, target, { ...floor, runs: 1, shrinkDeadlineMs: timeLimitMs, caseDeadlineMs: deadlineMs });
+  if (result.status !== "passed") return result;
+  const floorMs = estimatedRunMs(result) * floor.runs;
+  const then = (more: PropertyResult): PropertyResult => ({ ...more, ...addedUp([result, more]), ...cut(result, more), ...(result.targetTrouble === undefined ? {} : { targetTrouble: result.targetTrouble }) });
+  if (result.cutShort === true || floorMs > slowAfterMs) {
+    const leftMs = timeLimitMs - result.timeMs;
+    if (result.cutShort !== true && leftMs > 0 && floor.runs > 1)
+      result = then(await runProperty(property, target, { ...floor, runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: leftMs, caseDeadlineMs: leftMs, interruptAfterMs: leftMs }));
+    return short(result, floor.runs);
+  }
+  if (floor.runs > 1) result = then(await runProperty(property, target, { ...floor, runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: timeLimitMs - result.timeMs }));
+  let next = first + floor.runs;
+  while (result.status === "passed" && result.timeMs < timeLimitMs && next < SHARD_STRIDE + first) {
+    result = then(await runProperty(property, target, { ...floor, firstRun: next, shrinkDeadlineMs: timeLimitMs - result.timeMs }));
     next += floor.runs;
-    result = { ...more, ...addedUp([result, more]), ...(result.targetTrouble === undefined ? {} : { targetTrouble: result.targetTrouble }) };
   }
   return result;
+}
+
+/**
+ * What one whole run of a result took, counting what its cut cases left unjudged at the pace of the
+ * cases judged; a run that judged nothing took at least its time (the estimate is then a floor).
+ */
+function estimatedRunMs(result: PropertyResult): number {
+  const judgedShare = result.cases === 0 ? 1 : result.cases / (result.cases + (result.unjudged ?? 0));
+  return result.timeMs / Math.max(1, result.runs) / judgedShare;
+}
+
+/** Whether either part was cut short, with the cases both left unjudged. */
+function cut(one: PropertyResult, other: PropertyResult): Pick<PropertyResult, "cutShort" | "unjudged"> {
+  const unjudged = (one.unjudged ?? 0) + (other.unjudged ?? 0);
+  return { ...(one.cutShort === true || other.cutShort === true ? { cutShort: true as const } : {}), ...(unjudged > 0 ? { unjudged } : {}) };
 }
 
 interface ReportFile {

@@ -6,9 +6,11 @@
  * Promises: `judgeCoverage` gives one row per offered tool, in the target's order. A tool that plays
  * an operation is attacked when a property called it in the runs the audit counted; when none did, it
  * fails the rule, unless the run was asked for a part of the audit (`--only`) that leaves out its
- * operation's property. A tool the kit cannot classify fails the rule in every run, since no property
+ * operation's property, or its property ran out of time on a target too slow for the budget (`out of
+ * time`: that run gives no verdict at all, audit/command.ts). A tool the kit cannot classify fails the rule in every run, since no property
  * knows how to call it; one that takes no path, and one the user excluded by name, pass it and are
- * listed with why. A target that offers no tool makes the rule not applicable.
+ * listed with why. A target that offers no tool makes the rule not applicable. A row of a tool that
+ * has optional arguments lists each, with the calls that sent it (0: never exercised).
  * Does not promise: that a tool attacked was attacked well; the properties' own verdicts say that.
  */
 import { containmentId } from "../operations/catalog.js";
@@ -19,7 +21,7 @@ import type { PropertyResult } from "./run.js";
 export const COVERAGE_ID = "coverage.tools";
 export const COVERAGE_TITLE = "every tool the target offers that takes a path was attacked";
 
-export type CoverageVerdict = "attacked" | "not attacked" | "not selected" | "takes no path" | "excluded";
+export type CoverageVerdict = "attacked" | "not attacked" | "not selected" | "out of time" | "takes no path" | "excluded";
 
 export interface CoverageRow {
   tool: string;
@@ -30,14 +32,23 @@ export interface CoverageRow {
   verdict: CoverageVerdict;
   /** Calls of it by each property that made any, in the counted runs. */
   attackedBy: Record<string, number>;
+  /** Each optional argument of its input schema, with the calls that sent it (classify.ts); absent when it has none. */
+  optional?: Record<string, number>;
 }
 
 /** Fails the rule: a tool that takes a path, and that nothing attacked. */
 export const failsCoverage = (row: Pick<CoverageRow, "verdict">): boolean => row.verdict === "not attacked";
 
-export function coverageRows(offered: readonly OfferedTool[], results: readonly Pick<PropertyResult, "id" | "status" | "calls" | "reason" | "missing">[], only: readonly string[] | undefined): CoverageRow[] {
+export function coverageRows(
+  offered: readonly OfferedTool[],
+  results: readonly Pick<PropertyResult, "id" | "status" | "calls" | "options" | "reason" | "missing" | "shortOfFloor">[],
+  only: readonly string[] | undefined,
+): CoverageRow[] {
   return offered.map(({ name, classification }) => {
     const attackedBy = Object.fromEntries(results.flatMap((result) => (result.calls[name] ? [[result.id, result.calls[name]] as const] : [])));
+    const optionalNames = classification.kind === "operation" ? classification.plan.optional.map((argument) => argument.name) : [];
+    const sent = (argument: string) => results.reduce((calls, result) => calls + (result.options?.[name]?.[argument] ?? 0), 0);
+    const optional = optionalNames.length === 0 ? {} : { optional: Object.fromEntries(optionalNames.map((argument) => [argument, sent(argument)])) };
     const called = Object.keys(attackedBy).length > 0;
     switch (classification.kind) {
       case "excluded":
@@ -48,10 +59,12 @@ export function coverageRows(offered: readonly OfferedTool[], results: readonly 
         return { tool: name, plays: "unclassified", why: `${classification.why}: name its operation in the mapping's tools, or exclude it`, verdict: "not attacked", attackedBy };
       case "operation": {
         const property = containmentId(classification.operation);
-        const plays = { tool: name, plays: classification.operation, why: `by ${classification.by}`, attackedBy };
+        const plays = { tool: name, plays: classification.operation, why: `by ${classification.by}`, attackedBy, ...optional };
         if (called) return { ...plays, verdict: "attacked" };
         if (only !== undefined && !only.includes(property)) return { ...plays, verdict: "not selected", why: `${plays.why}; ${property} was not selected (--only)` };
         const result = results.find((candidate) => candidate.id === property);
+        // Its property ran out of time on a slow target: no verdict stands on that run (command.ts), and no finding either.
+        if (result?.shortOfFloor !== undefined) return { ...plays, verdict: "out of time", why: `${plays.why}; ${property} ran out of time before it called it` };
         const because = result === undefined ? `${property} did not run` : `${property} ${result.status}${result.reason === undefined ? "" : `: ${result.reason}`}`;
         return { ...plays, verdict: "not attacked", why: `${plays.why}; ${because}` };
       }
@@ -68,8 +81,9 @@ export function mergeCoverage(shards: readonly (readonly CoverageRow[])[]): Cove
   return first.map((row, position) => {
     const attackedBy: Record<string, number> = {};
     for (const shard of shards) for (const [id, calls] of Object.entries(shard[position]?.attackedBy ?? {})) attackedBy[id] = (attackedBy[id] ?? 0) + calls;
+    const optional = row.optional === undefined ? undefined : Object.fromEntries(Object.keys(row.optional).map((argument) => [argument, shards.reduce((calls, shard) => calls + (shard[position]?.optional?.[argument] ?? 0), 0)]));
     const attacked = shards.find((shard) => shard[position]?.verdict === "attacked")?.[position];
-    return { ...(attacked ?? row), attackedBy };
+    return { ...(attacked ?? row), attackedBy, ...(optional === undefined ? {} : { optional }) };
   });
 }
 
@@ -99,7 +113,8 @@ export function renderCoverage(rows: readonly CoverageRow[]): string[] {
   const line = (row: CoverageRow) => {
     const by = Object.entries(row.attackedBy).map(([id, calls]) => `${id} (${calls})`);
     const detail = row.verdict === "attacked" ? `attacked by ${by.join(", ")}` : `${row.verdict === "not attacked" ? "NOT ATTACKED" : row.verdict}: ${row.why}${by.length === 0 ? "" : `; called by ${by.join(", ")}`}`;
-    return `  ${row.tool.padEnd(width)}  ${row.plays.padEnd(playsWidth)}  ${detail}`;
+    const optional = row.optional === undefined ? "" : `; optional arguments: ${Object.entries(row.optional).map(([argument, calls]) => `${argument} (${calls === 0 ? "never sent" : calls})`).join(", ")}`;
+    return `  ${row.tool.padEnd(width)}  ${row.plays.padEnd(playsWidth)}  ${detail}${optional}`;
   };
   return [`coverage: every tool the target offers (calls made, by property)`, `  ${"tool".padEnd(width)}  ${"plays".padEnd(playsWidth)}  verdict`, ...rows.map(line), ""];
 }

@@ -22,7 +22,7 @@ import { namedTwins } from "../sandbox/root-twins.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
 import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
-import { type CallCount, addCalls } from "../operations/surface.js";
+import { type CallCount, type OptionCount, addCalls, addOptions, optionsFrom, optionsRecord } from "../operations/surface.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
 export const JSON_SCHEMA_VERSION = 2;
@@ -50,6 +50,17 @@ export interface AuditReport {
   interrupted?: string;
   /** Every tool the target offers, attacked or not (coverage.ts); its verdict is the `coverage.tools` result. */
   coverage: CoverageRow[];
+  /** Where the time went beside the properties: the target's pace (audit/pace.ts), and a server target's starts. */
+  time?: AuditTime;
+}
+
+export interface AuditTime {
+  /** From the command's start to its report: loading the target, starting servers, the properties. */
+  totalMs: number;
+  /** The median time one call of the target's read tool took, measured before the properties ran. */
+  latencyMs: number;
+  /** The servers started (an MCP target: one per root) and how long their starts took together. */
+  serverStarts?: { count: number; ms: number };
 }
 
 export interface Summary {
@@ -85,6 +96,7 @@ export interface JsonReport {
   summary: Summary;
   /** Every tool the target offers: what it plays, which properties called it and how often, or why none did. */
   coverage: CoverageRow[];
+  time?: AuditTime;
   results: {
     id: string;
     gate: string;
@@ -96,6 +108,8 @@ export interface JsonReport {
     timeMs: number;
     /** Calls of each of the target's tools, by its own name. */
     calls: Record<string, number>;
+    /** Of those calls, per tool, how many sent each optional argument. */
+    options?: Record<string, Record<string, number>>;
     consequence?: Consequence;
     alsoSeen?: Consequence[];
     threat?: Threat;
@@ -105,6 +119,8 @@ export interface JsonReport {
     reason?: string;
     missing?: string[];
     replay?: string;
+    /** The property ran short of its floor of runs: the target is too slow for this budget. */
+    shortOfFloor?: { floorRuns: number; neededMs?: number };
   }[];
 }
 
@@ -187,6 +203,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
     location: report.location,
     summary: summarize(report.results, report),
     coverage: report.coverage,
+    ...(report.time === undefined ? {} : { time: report.time }),
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, target, result);
       return {
@@ -199,6 +216,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         cases: result.cases,
         timeMs: result.timeMs,
         calls: result.calls,
+        ...(result.options === undefined ? {} : { options: result.options }),
         ...(result.consequence === undefined ? {} : { consequence: result.consequence }),
         ...(result.alsoSeen === undefined ? {} : { alsoSeen: result.alsoSeen }),
         ...(result.threat === undefined ? {} : { threat: result.threat }),
@@ -208,6 +226,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         ...(result.reason === undefined ? {} : { reason: result.reason }),
         ...(result.missing === undefined ? {} : { missing: result.missing }),
         ...(replay === undefined ? {} : { replay }),
+        ...(result.shortOfFloor === undefined ? {} : { shortOfFloor: result.shortOfFloor }),
       };
     }),
   };
@@ -227,6 +246,8 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
     if (result.status === "failed") lines.push(...failureDetail(result, replayCommand(prefix, target, result)));
     if (result.status === "skipped") lines.push(`    needs ${result.missing?.join(", ")}, which the module does not export`);
     if (result.status === "not-applicable") lines.push(`    not applicable: ${result.reason ?? "(no reason given)"}`);
+    if (result.shortOfFloor !== undefined)
+      lines.push(`    ${shortLine(result, result.shortOfFloor)}`);
   }
   const ids = (predicate: (result: PropertyResult) => boolean) => report.results.filter(predicate).map((result) => result.id);
   const limits = ids((result) => result.kind === "limit" && result.status === "failed");
@@ -239,6 +260,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
   if (allowed.length > 0) lines.push(`tolerated (--fail-on ${report.failOn.join(",")} leaves out their consequences): ${allowed.join(", ")}`);
   lines.push(judged(report.results));
+  if (report.time !== undefined) lines.push(timeLine(report));
   if (differs.length > 0)
     lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance"}`);
   lines.push(
@@ -252,11 +274,37 @@ export function total<Field extends "runs" | "cases" | "timeMs">(results: readon
   return results.reduce((sum, result) => sum + result[field], 0);
 }
 
-/** What several parts of one property's run did together (time-budget blocks, shards): runs, cases, time and calls, added up. */
-export function addedUp(parts: readonly Pick<PropertyResult, "runs" | "cases" | "timeMs" | "calls">[]): Pick<PropertyResult, "runs" | "cases" | "timeMs" | "calls"> {
+type Counted = Pick<PropertyResult, "runs" | "cases" | "timeMs" | "calls" | "options">;
+
+/** What several parts of one property's run did together (time-budget blocks, shards): runs, cases, time, calls and optional arguments, added up. */
+export function addedUp(parts: readonly Counted[]): Counted {
   const calls: CallCount = new Map();
-  for (const part of parts) addCalls(calls, new Map(Object.entries(part.calls)));
-  return { runs: total(parts, "runs"), cases: total(parts, "cases"), timeMs: total(parts, "timeMs"), calls: Object.fromEntries(calls) };
+  const options: OptionCount = new Map();
+  for (const part of parts) {
+    addCalls(calls, new Map(Object.entries(part.calls)));
+    addOptions(options, optionsFrom(part.options ?? {}));
+  }
+  return {
+    runs: total(parts, "runs"),
+    cases: total(parts, "cases"),
+    timeMs: total(parts, "timeMs"),
+    calls: Object.fromEntries(calls),
+    ...(options.size === 0 ? {} : { options: optionsRecord(options) }),
+  };
+}
+
+/** What a property short of its floor ran, and what the floor would take. */
+function shortLine(result: Pick<PropertyResult, "runs" | "cases">, { floorRuns, neededMs }: NonNullable<PropertyResult["shortOfFloor"]>): string {
+  const ran = result.cases === 0 ? "judged nothing before its share of the budget ran out" : `judged ${result.cases} case${result.cases === 1 ? "" : "s"} in ${result.runs} of the ${floorRuns} runs a verdict needs`;
+  return `${ran}: the target is too slow for this budget${neededMs === undefined ? "" : ` (the ${floorRuns} runs would take about ${Math.ceil(neededMs / 1000)} s)`}`;
+}
+
+/** Where the time went: the properties', the servers' starts, and the pace of one call. */
+function timeLine(report: AuditReport): string {
+  const starts = report.time?.serverStarts;
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const started = starts === undefined ? "" : `, ${seconds(starts.ms)} starting ${starts.count} server${starts.count === 1 ? "" : "s"} (some at once)`;
+  return `time: ${seconds(report.time?.totalMs ?? 0)} in all: ${seconds(total(report.results, "timeMs"))} in the properties${started}; one call took a median ${report.time?.latencyMs} ms`;
 }
 
 /** The cases of every property added up: what the audit's budget bought. */
@@ -276,6 +324,8 @@ const SANDBOX_LEGEND = [
 
 function verdict(result: PropertyResult, rule: VerdictRule): string {
   if (result.status === "skipped") return "skipped";
+  // Too few runs to say it holds: the line under the row says how many, and what the rest would take.
+  if (result.shortOfFloor !== undefined) return "too slow to judge";
   if (result.status === "not-applicable") return "not applicable";
   if (result.kind === "limit") return result.status === "failed" ? "known limit" : "passed (limit closed)";
   if (result.kind === "conformance" && !rule.conformance) return result.status === "failed" ? "differs" : "passed";

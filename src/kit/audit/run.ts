@@ -12,9 +12,9 @@
  * patches globals affects later properties).
  */
 import fc from "fast-check";
-import { type AuditProperty, type Gate, type PropertyKind, Violation, disposeSandboxes, settle } from "./property.js";
+import { type AuditProperty, type Gate, type PropertyKind, Hang, Violation, disposeSandboxes, settle } from "./property.js";
 import { type Consequence, type Cwe, type Threat, weaknessesOf } from "../findings/findings.js";
-import { type CallCount, addCalls, recordingCalls } from "../operations/surface.js";
+import { type CallCount, type OptionCount, PastDeadline, addCalls, addOptions, optionsRecord, recordingCalls } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 
 export interface RunOptions {
@@ -38,6 +38,13 @@ export interface RunOptions {
    * over MCP each candidate is a tree of calls, and a long shrink would spend the other properties' time).
    */
   shrinkDeadlineMs?: number;
+  /**
+   * When a run's case must start no new call, in ms from the start of the run (a slow target's, whose
+   * floor of runs cannot fit its share: command.ts); the cases it leaves are not counted as judged.
+   */
+  caseDeadlineMs?: number;
+  /** Past this, in ms from the start of the run, no further run starts (fast-check's interruptAfterTimeLimit). */
+  interruptAfterMs?: number;
   /** Called as each case starts, with how many have started (shrinking included). */
   onCase?: (started: number) => void;
   /**
@@ -85,11 +92,22 @@ export interface PropertyResult {
   weaknesses?: Cwe[];
   /** Calls of each of the target's tools, by its own name, in the runs counted above: what the property attacked. */
   calls: Record<string, number>;
+  /** Of those calls, per tool, how many sent each of its optional arguments (classify.ts); absent when none did. */
+  options?: Record<string, Record<string, number>>;
   /**
    * The target stopped answering in a case and not when the case was done again on a fresh process:
    * its trouble is its own, not the case's, and no verdict of this audit stands on it.
    */
   targetTrouble?: string;
+  /** A deadline cut the run short (`caseDeadlineMs`, `interruptAfterMs`): a case left cases unjudged, or runs were not started. */
+  cutShort?: true;
+  /** The cases a case left unjudged at its deadline (`caseDeadlineMs`). */
+  unjudged?: number;
+  /**
+   * The target is too slow for this property's floor of runs within its share of the time budget
+   * (command.ts): the runs the floor asks, and about how long they would take at the pace its runs took.
+   */
+  shortOfFloor?: { floorRuns: number; neededMs?: number };
 }
 
 /**
@@ -129,13 +147,21 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   let shrinkCandidates = 0;
   let shrinkStopped = false;
   let targetTrouble: string | undefined;
+  let unjudged = 0;
   const consequences = new Set<Consequence>();
   const consequenceOf = (error: unknown) => (error instanceof Violation && error.consequence !== undefined ? error.consequence : property.consequence);
   const calls: CallCount = new Map();
+  const sentOptions: OptionCount = new Map();
   const once = async (value: T) => {
-    if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
+    const answer = await settle(withTimeout(property.check(target, value), timeoutMs));
+    if (answer.ok && answer.value === TIMED_OUT) {
       hung = true;
       throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`, "unavailable");
+    }
+    if (!answer.ok) {
+      // A call that did not answer within its own bound (audit/watch.ts): not shrunk either.
+      if (answer.error instanceof Hang) hung = true;
+      throw answer.error;
     }
   };
   /**
@@ -170,15 +196,26 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       return;
     }
     options.onCase?.(++started);
-    const recorded = await recordingCalls(() => settle(judge(value)));
-    if (!shrinking) addCalls(calls, recorded.calls);
-    if (!recorded.answer.ok) {
-      consequences.add(consequenceOf(recorded.answer.error));
+    const deadlineAt = options.caseDeadlineMs === undefined ? undefined : startedAt + options.caseDeadlineMs;
+    const recorded = await recordingCalls(() => settle(judge(value)), deadlineAt);
+    if (!shrinking) {
+      addCalls(calls, recorded.calls);
+      addOptions(sentOptions, recorded.options);
+    }
+    const { answer } = recorded;
+    // A case cut at its deadline by a call it could no longer make judged nothing more than it had.
+    const cut = !answer.ok && answer.error instanceof PastDeadline;
+    const left = cut ? Math.max(recorded.unjudged, property.casesIn?.(value) ?? 1) : recorded.unjudged;
+    if (!answer.ok && !cut) {
+      consequences.add(consequenceOf(answer.error));
       if (!shrinking) cases += 1;
       shrinking = true;
-      throw recorded.answer.error;
+      throw answer.error;
     }
-    if (!shrinking) cases += property.casesIn?.(value) ?? 1;
+    if (!shrinking) {
+      cases += (property.casesIn?.(value) ?? 1) - left - recorded.folded;
+      unjudged += left;
+    }
   };
   const startedAt = performance.now();
   const details = await fc
@@ -188,10 +225,20 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       // A path without `:` makes fast-check start at that case of the stream and run numRuns from there.
       ...(options.path === undefined ? (options.firstRun ? { path: String(options.firstRun) } : {}) : { path: options.path }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
+      ...(options.interruptAfterMs === undefined ? {} : { interruptAfterTimeLimit: options.interruptAfterMs }),
     })
     .finally(() => disposeSandboxes({ keepIdle: options.keepSandboxes === true }));
   const timeMs = Math.round(performance.now() - startedAt);
-  const counted = { runs: details.numRuns, cases, timeMs, calls: Object.fromEntries(calls), ...(targetTrouble === undefined ? {} : { targetTrouble }) };
+  const counted = {
+    runs: details.numRuns,
+    cases,
+    timeMs,
+    calls: Object.fromEntries(calls),
+    ...(sentOptions.size === 0 ? {} : { options: optionsRecord(sentOptions) }),
+    ...(targetTrouble === undefined ? {} : { targetTrouble }),
+    ...(unjudged > 0 || details.interrupted ? { cutShort: true as const } : {}),
+    ...(unjudged > 0 ? { unjudged } : {}),
+  };
   if (!details.failed) return { ...common, status: "passed", ...counted };
   const [value] = details.counterexample ?? [];
   const { errorInstance } = details;

@@ -7,7 +7,8 @@
  * server's stderr, leaving no process. `call` answers `{ text, isError }`: the text is everything the
  * result shows (`answerText`), `isError` from the result or a JSON-RPC error answer; a server that
  * exits, or does not answer within `CALL_TIMEOUT_MS`, makes `call` throw `TargetStopped`, never a
- * quiet error answer (a dead server refuses everything, which would pass every containment property).
+ * quiet error answer (a dead server refuses everything, which would pass every containment property);
+ * the audit gives a slow server's calls more than `CALL_TIMEOUT_MS` (mcp/target.ts).
  * `close` ends the server and, on Linux, every process it started, in a bounded time.
  * Does not promise: anything about what the server does with the files; that is what the audit checks.
  */
@@ -39,7 +40,8 @@ export interface McpConnection {
   readonly toolNames: readonly string[];
   /** Whether the process has exited (after a call that killed it, or on its own). */
   readonly exited: boolean;
-  call(tool: string, args: Record<string, unknown>): Promise<McpAnswer>;
+  /** Calls `tool`; one that does not answer within `timeoutMs` (default `CALL_TIMEOUT_MS`) throws `TargetStopped`. */
+  call(tool: string, args: Record<string, unknown>, timeoutMs?: number): Promise<McpAnswer>;
   close(): Promise<void>;
 }
 
@@ -101,15 +103,15 @@ export async function connectServer(words: readonly string[], root: string, time
       return exited;
     },
     close,
-    async call(tool, toolArgs) {
+    async call(tool, toolArgs, timeoutMs = CALL_TIMEOUT_MS) {
       if (exited) throw new TargetStopped(`the MCP server had exited before a call to ${tool}\n  command: ${where()}`, "exited");
       try {
-        const result = await client.callTool({ name: tool, arguments: toolArgs }, undefined, { timeout: CALL_TIMEOUT_MS });
+        const result = await client.callTool({ name: tool, arguments: toolArgs }, undefined, { timeout: timeoutMs });
         return { text: answerText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
-          throw new TargetStopped(`${tool} got no answer within ${CALL_TIMEOUT_MS} ms: ${message}\n  command: ${where()}`, "hung");
+          throw new TargetStopped(`${tool} got no answer within ${timeoutMs} ms: ${message}\n  command: ${where()}`, "hung");
         if (exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
           throw new TargetStopped(`the MCP server exited during a call to ${tool}: ${message}\n  command: ${where()}`, "exited");
         return { text: error.message, isError: true };

@@ -29,7 +29,7 @@ import { bashTool } from "../../tools/bash.js";
 import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
 import { type OfferedTool, type OperationTool, type Surface, recordCall, surface } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
-import { type McpConnection, McpServerError, connectServer } from "./client.js";
+import { CALL_TIMEOUT_MS, type McpConnection, McpServerError, connectServer } from "./client.js";
 import type { McpMapping } from "./mapping.js";
 
 export interface McpAuditTarget extends AuditTarget {
@@ -43,7 +43,17 @@ export interface McpAuditTarget extends AuditTarget {
   dispose(): Promise<void>;
   /** The first error that kept a server from being started again during the audit, if any. */
   readonly serverFailure: string | undefined;
+  /** The servers started so far and how long their starts took together, for the report of where the time went. */
+  readonly starts: { count: number; ms: number };
 }
+
+/** A call of a server whose calls take `latencyMs` as a rule may take this long before it counts as hung. */
+export function callTimeoutFor(latencyMs: number | undefined): number {
+  return Math.min(MOST_CALL_TIMEOUT_MS, Math.max(CALL_TIMEOUT_MS, 10 * (latencyMs ?? 0)));
+}
+
+/** However slow its calls, one that has not answered in two minutes hangs. */
+const MOST_CALL_TIMEOUT_MS = 120_000;
 
 const NO_EXPORT = "a server process exports no";
 
@@ -126,9 +136,19 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     }
   };
 
+  const starts = { count: 0, ms: 0 };
+
   /** A server for `root`; `ahead`: started before any case asked, so a failure only means the next call starts it again. */
   const startFor = (root: string, ahead = false): Promise<McpConnection> => {
-    const server = closeStale().then(() => connectServer(words, root));
+    const server = closeStale().then(async () => {
+      const began = performance.now();
+      try {
+        return await connectServer(words, root);
+      } finally {
+        starts.count += 1;
+        starts.ms += performance.now() - began;
+      }
+    });
     servers.set(root, server);
     server.catch((error: unknown) => {
       if (ahead) {
@@ -159,7 +179,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     recordCall(tool);
     const { entry, connection } = await serverFor(root);
     try {
-      const answer = await connection.call(tool, args);
+      const answer = await connection.call(tool, args, callTimeoutFor(target.latencyMs));
       return { content: answer.text, isError: answer.isError || errorText?.test(answer.text) === true };
     } catch (error) {
       // The root's next call meets a fresh server: a hung one is ended, an exited one is gone.
@@ -209,7 +229,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     }
   };
 
-  return {
+  const target: McpAuditTarget = {
     label: `mcp: ${words.join(" ")}`,
     notApplicable: notApplicableOverMcp(mapping),
     excluded,
@@ -228,6 +248,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     get serverFailure() {
       return serverFailure;
     },
+    starts,
     async prepare() {
       const scratch = await realpath(await mkdtemp(join(tmpdir(), "workspace-gates-mcp-probe-")));
       try {
@@ -251,6 +272,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
       await Promise.all(closing);
     },
   };
+  return target;
 }
 
 const listed = (offered: readonly OfferedTool[]) => offered.map((tool) => tool.name).join(", ") || "none";

@@ -109,6 +109,7 @@ export const bashLimitsTimeout: AuditProperty<null> = {
   consequence: "unavailable",
   threat: () => "the model's input alone",
   maxRuns: 1,
+  waitsMs: TIMEOUT_MS + TIMEOUT_GRACE_MS,
   arbitrary: fc.constant(null),
   render: () => `bash "exec sleep ${(2 * TIMEOUT_MS) / 1000}"`,
   async check(target) {

@@ -1,0 +1,42 @@
+/**
+ * How fast a target answers, measured before any property runs: the bounds of a call grow with it
+ * (watch.ts), a server's calls get room to answer (mcp/target.ts), and the time budget knows which
+ * properties cannot run their floor of runs in their share (command.ts).
+ *
+ * Promises: `measurePace` starts the target's tools on a fresh sandbox (a server is started and
+ * timed apart), then calls its read tool on a name that does not exist `LATENCY_SAMPLES` times, one
+ * after the other, and answers the median time of one call, and how long the start took. A target
+ * without tools (a module of pure functions) has a pace of 0. A call that throws or refuses still
+ * counts: its time is the target's pace all the same.
+ * Does not promise: that every tool is as fast as read; a slower tool's property finds out in its
+ * own first run (command.ts).
+ */
+import { inSandbox, toolsOf } from "./property.js";
+import type { AuditTarget } from "../operations/target.js";
+
+export const LATENCY_SAMPLES = 5;
+
+export interface Pace {
+  /** The median time one call of the target's read tool took. */
+  latencyMs: number;
+  /** How long starting the target's tools on a root took (a server's start; 0 in process). */
+  startMs: number;
+}
+
+export async function measurePace(target: AuditTarget): Promise<Pace> {
+  if (target.createWorkspaceTools === undefined) return { latencyMs: 0, startMs: 0 };
+  return inSandbox(async (box) => {
+    const started = performance.now();
+    await target.start?.(box.root);
+    const startMs = performance.now() - started;
+    const { read } = toolsOf(target, box.root);
+    const times: number[] = [];
+    for (let sample = 0; sample < LATENCY_SAMPLES; sample++) {
+      const before = performance.now();
+      await Promise.resolve(read.execute({ path: "no-such-file-measures-the-pace.txt" })).catch(() => undefined);
+      times.push(performance.now() - before);
+    }
+    times.sort((one, other) => one - other);
+    return { latencyMs: times[Math.floor(times.length / 2)] as number, startMs };
+  });
+}
