@@ -9,14 +9,16 @@
  * the tools. Hardlinks here join workspace entries only; a hardlink to an outside file is the known
  * limit that `limits.hardlink` states on its own.
  *
- * `sequences.rootSwap`: after the tools are created and before their first call, the root itself is
- * replaced by a symlink to a neighbour (moved aside or removed first); no call then reads, writes or
- * runs in the neighbour, because the tools fixed the root's real path when they were created.
+ * `sequences.rootSwap`: after the tools are created and before their first call, the root is moved
+ * from under them: replaced by a symlink to a neighbour (moved aside or removed first), or, when the
+ * tools were handed a link to the root, that link pointed at the neighbour; every way is tried in every
+ * run. No call then reads, writes or runs in the neighbour, because the tools fixed the root's real
+ * path when they were created.
  */
 import fc from "fast-check";
 import { mkdir, rename, rm, symlink } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { type Candidate, candidateText, fsTree, linkTarget, neighbourArea, relativeCandidate, renderCandidate, treeName } from "../arbitraries/index.js";
+import { type Candidate, allOfItems, candidateText, fsTree, linkTarget, neighbourArea, relativeCandidate, renderCandidate, treeName } from "../arbitraries/index.js";
 import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { containsFileWith } from "./containment.js";
 import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
@@ -93,8 +95,11 @@ class StepCommand implements fc.AsyncCommand<object, World> {
     } else if (step.kind === "write") {
       const content = `sequence write ${world.step}`;
       const result = await execute(world.tools.write, { path: candidateText(world.box, step.candidate), content });
-      if (result.isError !== true && !containsFileWith(world.box.root, content))
-        violation(`step ${world.step}: write reported success but its content is nowhere inside the workspace`, "falseSuccess");
+      if (result.isError !== true && !containsFileWith(world.box.root, content)) {
+        const outside = await world.box.canaryChanges();
+        if (outside.length > 0) violation(`step ${world.step}: write reported success and changed outside the workspace: ${outside.join(", ")}`, "outsideChanged");
+        violation(`step ${world.step}: write reported success but its content is neither inside the workspace nor outside it`, "falseSuccess");
+      }
     }
     const changes = await world.box.canaryChanges();
     if (changes.length > 0) violation(`step ${world.step} (${describeStep(step)}) changed outside: ${changes.join(", ")}`, "outsideChanged");
@@ -145,61 +150,96 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
   },
 };
 
-interface RootSwapCase {
-  /** How the attacker replaces the root: moved aside, or removed, then a symlink in its place. */
-  swap: "renameThenLink" | "removeThenLink";
-  to: Area;
-  link: "absolute" | "relative";
-  call: "read" | "writeNew" | "writeExisting" | "bash";
+/** How the tools are handed the root, and how the attacker moves it after they were made. */
+interface RootSwap {
+  /** The root itself, or a link to it (`scratch/alias-N -> scratch/live-N`), as a caller may spell it. */
+  given: "the root" | "a link to the root";
+  /** The root moved aside or removed and a symlink put in its place, or the link the tools were given pointed elsewhere. */
+  swap: "renameThenLink" | "removeThenLink" | "retargetLink";
 }
 
-const ROOT_SWAP_CALLS: Record<RootSwapCase["call"], string> = {
+/** Every way the root can be moved from under the tools, each tried in every run (droppable.ts shrinks to the one that fails). */
+const ROOT_SWAPS: readonly RootSwap[] = [
+  { given: "the root", swap: "renameThenLink" },
+  { given: "the root", swap: "removeThenLink" },
+  { given: "a link to the root", swap: "renameThenLink" },
+  { given: "a link to the root", swap: "removeThenLink" },
+  { given: "a link to the root", swap: "retargetLink" },
+];
+
+type RootSwapCall = "read" | "writeNew" | "writeExisting" | "bash";
+
+const ROOT_SWAP_CALLS: Record<RootSwapCall, string> = {
   read: `read ${CANARY_FILE}`,
   writeNew: "write pwned.txt",
   writeExisting: `write ${CANARY_FILE}`,
   bash: `bash cat ${CANARY_FILE}`,
 };
 
+interface RootSwapCase {
+  swaps: readonly RootSwap[];
+  to: Area;
+  link: "absolute" | "relative";
+  /** The calls made after the swap, in order: the first is the tools' first call. */
+  calls: readonly RootSwapCall[];
+}
+
+const describeSwap = ({ given, swap }: RootSwap) =>
+  [
+    `createWorkspaceTools(${given === "the root" ? "$ROOT" : "$LINK"})${given === "the root" ? "" : " where $LINK -> $ROOT"}`,
+    swap === "renameThenLink" ? "mv $ROOT $ROOT.old, then a symlink at $ROOT" : swap === "removeThenLink" ? "rm -r $ROOT, then a symlink at $ROOT" : "$LINK pointed elsewhere",
+  ].join("; ");
+
 export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
   id: "sequences.rootSwap",
   gate: "workspacePath",
   kind: "guarantee",
-  title: "a root swapped for a symlink after the tools were created does not move the boundary",
+  title: "a root moved from under the tools after they were created does not move the boundary",
   needs: ["createWorkspaceTools"],
   consequence: "hardening broken",
   threat: () => "the root replaced",
+  // Every run tries every swap: a few runs draw the rest (where the symlink leads, and how).
+  maxRuns: 5,
   arbitrary: fc.record({
-    swap: fc.constantFrom("renameThenLink" as const, "removeThenLink" as const),
+    swaps: allOfItems(ROOT_SWAPS),
     to: neighbourArea(),
     link: fc.constantFrom("absolute" as const, "relative" as const),
-    call: fc.constantFrom("read" as const, "writeNew" as const, "writeExisting" as const, "bash" as const),
+    calls: allOfItems(Object.keys(ROOT_SWAP_CALLS) as RootSwapCall[]),
   }),
-  render: ({ swap, to, link, call }) =>
+  render: ({ swaps, to, link, calls }) =>
     [
-      "createWorkspaceTools($ROOT)",
-      swap === "renameThenLink" ? "mv $ROOT $ROOT.old" : "rm -r $ROOT",
-      `ln -s ${link === "absolute" ? `$${to}` : `<relative path to $${to}>`} $ROOT`,
-      `first call: ${ROOT_SWAP_CALLS[call]}`,
+      ...swaps.map((swap) => `${describeSwap(swap)}, to ${link === "absolute" ? `$${to}` : `<relative path to $${to}>`}`),
+      `then: ${calls.map((call) => ROOT_SWAP_CALLS[call]).join(", ")}`,
     ].join("\n"),
-  async check(target, { swap, to, link, call }) {
+  async check(target, { swaps, to, link, calls }) {
     await inSandbox(async (box) => {
-      // The root lives in scratch, so that moving it aside is no change to a canary.
-      const root = join(box.scratch, "live");
-      await mkdir(root);
-      const tools = toolsOf(target, root);
-      // A server process is handed its root when it starts: start it before the swap, as creation would be.
-      await target.start?.(root);
-      if (swap === "renameThenLink") await rename(root, `${root}.old`);
-      else await rm(root, { recursive: true });
-      const destination = areaPath(box, to);
-      await symlink(link === "absolute" ? destination : relative(box.scratch, destination), root);
-      const result =
-        call === "read"
-          ? await execute(tools.read, { path: CANARY_FILE })
-          : call === "bash"
-            ? await execute(tools.bash, { command: `cat ${CANARY_FILE}` })
-            : await execute(tools.write, { path: call === "writeNew" ? "pwned.txt" : CANARY_FILE, content: "after the root was swapped" });
-      if (String(result.content).includes(SECRET)) violation(`${ROOT_SWAP_CALLS[call]} returned the file the swapped root now points at`);
+      for (const [index, rootSwap] of swaps.entries()) {
+        // The root and its link live in scratch, so that moving them is no change to a canary.
+        const root = join(box.scratch, `live-${index}`);
+        const alias = join(box.scratch, `alias-${index}`);
+        await mkdir(root);
+        await symlink(root, alias);
+        const given = rootSwap.given === "the root" ? root : alias;
+        const tools = toolsOf(target, given);
+        // A server process is handed its root when it starts: start it before the swap, as creation would be.
+        await target.start?.(given);
+        const destination = areaPath(box, to);
+        const moved = rootSwap.swap === "retargetLink" ? alias : root;
+        if (rootSwap.swap === "renameThenLink") await rename(root, `${root}.old`);
+        else await rm(moved, { recursive: true });
+        await symlink(link === "absolute" ? destination : relative(box.scratch, destination), moved);
+        for (const call of calls) {
+          const result =
+            call === "read"
+              ? await execute(tools.read, { path: CANARY_FILE })
+              : call === "bash"
+                ? await execute(tools.bash, { command: `cat ${CANARY_FILE}` })
+                : await execute(tools.write, { path: call === "writeNew" ? "pwned.txt" : CANARY_FILE, content: "after the root was moved" });
+          if (String(result.content).includes(SECRET)) violation(`${describeSwap(rootSwap)}: ${ROOT_SWAP_CALLS[call]} returned the file the moved root now points at`);
+        }
+        const changes = await box.canaryChanges();
+        if (changes.length > 0) violation(`${describeSwap(rootSwap)}: the calls changed what the moved root now points at:\n  ${changes.join("\n  ")}`, "outsideChanged");
+      }
     });
   },
 };
