@@ -74,7 +74,7 @@ describe("--json", () => {
 describe("a failure's reason", () => {
   it("names the sandbox as $BOX, as the counterexample does, never this run's temp path", async () => {
     const json = join(scratch, "reason.json");
-    const { code } = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--seed", "1", "--runs", "30", "--json", json);
+    const { code } = await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.workspacePath", "--seed", "1", "--runs", "30", "--json", json);
     const text = await readFile(json, "utf8");
     const [result] = (JSON.parse(text) as JsonReport).results;
     expect(code).toBe(1);
@@ -312,10 +312,11 @@ describe("shrinking under a deadline", () => {
   });
 
   it("is the time budget's: a failure whose shrink is long stops when its share is spent, and every report says so", async () => {
-    // lexical-fallback's faults.tools shrinks through a thousand candidates at seed 1.
+    // lexical-fallback's faults.tools shrinks through some fifteen hundred candidates at seed 8 (seed 1
+    // did until the trees' generators changed, issue 46).
     const module = "fixtures/vulnerable/lexical-fallback.ts";
     const [json, junit, sarif] = ["stopped.json", "stopped.xml", "stopped.sarif"].map((name) => join(scratch, name));
-    const { code, stdout } = await cli("audit", module, "--only", "faults.tools", "--time", "1", "--seed", "1", "--json", json!, "--junit", junit!, "--sarif", sarif!);
+    const { code, stdout } = await cli("audit", module, "--only", "faults.tools", "--time", "1", "--seed", "8", "--json", json!, "--junit", junit!, "--sarif", sarif!);
     expect(code).toBe(1);
     expect(stdout).toMatch(/^\w+\s+faults\.tools\s+FAILED\s/m);
     expect(stdout).toMatch(new RegExp(`\\n {4}${SHRINK_STOPPED}\\n {4}replay: `));

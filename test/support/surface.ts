@@ -1,0 +1,50 @@
+// What the surface's tests and sweeps share: each property at its default budget, the seeds at which it
+// missed a target, and the test MCP server serving a module of fixtures/surface.
+import { DEFAULT_RUNS } from "../../src/kit/audit/command.js";
+import { PROPERTIES } from "../../src/kit/audit/properties/index.js";
+import { disposeSandboxes } from "../../src/kit/audit/property.js";
+import { runProperty } from "../../src/kit/audit/run.js";
+import { readMapping } from "../../src/kit/mcp/mapping.js";
+import { type McpAuditTarget, mcpTarget } from "../../src/kit/mcp/target.js";
+import type { AuditTarget } from "../../src/kit/operations/target.js";
+
+export const SEEDS = Array.from({ length: 20 }, (_, index) => index + 1);
+export const SECURE = "fixtures/surface/surface.ts";
+export const MAPPING_FILE = "fixtures/mcp/tools-server.json";
+
+/** The command that serves `module`'s tools over MCP (fixtures/mcp/tools-server.ts). */
+export const served = (module: string) => ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}"];
+
+export const property = (id: string) => {
+  const found = PROPERTIES.find((candidate) => candidate.id === id);
+  if (found === undefined) throw new Error(`a catalogue names unknown property ${id}`);
+  return found;
+};
+
+/** The runs `workspace-gates audit` gives a property at its default budget. */
+export const defaultRuns = (id: string) => Math.max(1, Math.round(DEFAULT_RUNS * (property(id).budgetScale ?? 1)));
+
+/** The seeds at which `id`, at its default budget, did not fail the target; sandboxes and servers are kept from seed to seed. */
+export async function missedSeeds(target: AuditTarget, id: string, seeds: readonly number[]): Promise<number[]> {
+  const missed: number[] = [];
+  try {
+    for (const seed of seeds) {
+      const result = await runProperty(property(id), target, { seed, runs: defaultRuns(id), stopAtFirstFailure: true, keepSandboxes: true });
+      if (result.status !== "failed") missed.push(seed);
+    }
+  } finally {
+    await disposeSandboxes();
+  }
+  return missed;
+}
+
+/** `body` with a target serving `module` over MCP, disposed after; answers the body's answer and whether a server failed. */
+export async function overMcp<R>(module: string, body: (target: McpAuditTarget) => Promise<R>): Promise<{ answer: R; serverFailure: string | undefined }> {
+  const target = mcpTarget(served(module), await readMapping(MAPPING_FILE));
+  try {
+    await target.prepare();
+    return { answer: await body(target), serverFailure: target.serverFailure };
+  } finally {
+    await target.dispose();
+  }
+}
