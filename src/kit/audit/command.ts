@@ -56,6 +56,8 @@ export const DEFAULT_RUNS = 50;
  */
 export const DEFAULT_TIME_SECONDS = 40;
 
+const SYNOPSIS = "workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]";
+
 const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S | --runs N] [--seed N]
                              [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]]
                              [--fail-on C[,C...] | --baseline FILE] [--only ID[,ID...]]
@@ -103,6 +105,7 @@ properties: ${PROPERTIES.map((property) => property.id).join(", ")}`;
 export const auditCommand: CliCommand = {
   name: "audit",
   summary: "run every property against an implementation and report what it fails",
+  synopsis: SYNOPSIS,
   usage: USAGE,
   async run(argv, io) {
     const options = parseAuditArgs(argv);

@@ -104,6 +104,7 @@ export function renderMerged(report: JsonReport, shards: number): string {
 export const mergeCommand: CliCommand = {
   name: "merge",
   summary: "combine the --json reports of audit shards (--shard K/N) into one verdict",
+  synopsis: "workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]",
   usage: `usage: workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]
 
   SHARD.json    the --json reports of every shard of one audit run
