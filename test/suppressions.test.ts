@@ -7,7 +7,7 @@ import type { JsonReport } from "../src/kit/audit/report.js";
 import { findingFingerprint } from "../src/kit/findings/sarif.js";
 import { parseSuppressions } from "../src/kit/findings/suppressions.js";
 import { cli as runCli, useScratch } from "./support/cli.js";
-import { parseJUnit } from "./support/ci-reports.js";
+import { multitoolErrors, parseJUnit } from "./support/ci-reports.js";
 
 const cli = (...argv: string[]) => runCli(argv);
 const scratch = useScratch("workspace-gates-suppressions-test-");
@@ -43,6 +43,7 @@ describe("an entry of --suppressions", () => {
     });
     const [result] = (JSON.parse(await readFile(sarif, "utf8")) as { runs: { results: { suppressions: unknown[] }[] }[] }).runs[0]?.results ?? [];
     expect(result?.suppressions).toEqual([{ kind: "external", status: "accepted", justification: "our isInside is never called with a sibling", properties: { expires: "2999-12-31" } }]);
+    expect(await multitoolErrors([sarif])).toEqual([]);
     const { cases } = parseJUnit(await readFile(junit, "utf8"));
     expect(cases.get("isInside.posix")?.failure).toBeUndefined();
     expect(cases.get("isInside.posix")?.["system-out"]).toMatch(/^suppressed: our isInside is never called with a sibling \(until 2999-12-31\)/);
