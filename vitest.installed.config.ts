@@ -1,5 +1,5 @@
-// The installed-package check (test/installed/): packs and installs the package, so it is not part of
-// `npm test`; .ci/run runs it with `npm run test:installed`.
+// The installed-package checks (test/installed/): they pack and install the package, or run the
+// action that does, so they are not part of `npm test`; .ci/run runs them with `npm run test:installed`.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({

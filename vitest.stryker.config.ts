@@ -16,6 +16,8 @@ export const CHEAPEST_FIRST = [
   "mutation-score",
   "cli",
   "contract-doc",
+  "suppressions",
+  "verdict",
   "package-types",
   "fields",
   "failure",

@@ -18,6 +18,27 @@ describe("workspace-gates, the command", () => {
   });
 });
 
+describe("a bad flag, in the command's own words", () => {
+  const synopsis = "usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags] (workspace-gates audit --help lists every flag)\n";
+  it.each([
+    ["an unknown flag", ["--bogus-flag"], "unknown flag --bogus-flag"],
+    ["a misspelt flag", ["--sed", "1"], "unknown flag --sed (did you mean --seed?)"],
+    ["a flag cut short", ["--sari", "x.sarif"], "unknown flag --sari (did you mean --sarif?)"],
+    ["a misspelt flag with its value", ["--seeed=1"], "unknown flag --seeed (did you mean --seed?)"],
+    ["a flag without its value", ["--seed"], "--seed needs a value (write --seed=VALUE for one that starts with -)"],
+    ["a value for a flag that takes none", ["--strict=yes"], "--strict takes no value"],
+  ])("names %s, the closest flag when one is near, and one line of usage (exit 2)", async (_what, flags, message) => {
+    // Never Node's advice to pass it after `--`, which starts an MCP server's command here.
+    expect(await cli("audit", ...flags)).toEqual({ code: 2, stdout: "", stderr: `audit: ${message}\n${synopsis}` });
+  });
+
+  it("suggests the command a misspelt one was meant to be", async () => {
+    const { code, stderr } = await cli("audti");
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^unknown command: audti \(did you mean audit\?\)\n/);
+  });
+});
+
 describe("the replay prefix, as the command was started", () => {
   const cwd = "/srv/project";
   it.each([

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { main } from "../src/kit/cli.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
-import { LESSONS, codeBlock } from "./support/lessons.js";
+import { INSTALLED_LESSON_COMMAND, LESSONS, codeBlock } from "./support/lessons.js";
 
 /** `npm run audit -- ARGS   # exits N` lines of a page, in order. */
 function auditCommands(page: string): { args: string[]; exits: number }[] {
@@ -39,6 +39,15 @@ describe.each(LESSONS)("lesson $page", (lesson) => {
       for (const id of caughtBy) expect(output).toMatch(new RegExp(`${id.replace(".", "\\.")}\\s+${exits === 1 ? "FAILED" : "passed"}`));
     }
   }, 120_000);
+});
+
+it("gives every command for an installed project too: the same flags, the fork compiled under dist/fixtures (run by npm run test:installed)", async () => {
+  for (const lesson of LESSONS) {
+    const page = await readFile(lesson.page, "utf8");
+    const installed = [...page.matchAll(INSTALLED_LESSON_COMMAND)].map(([, args = "", exits = ""]) => ({ args: args.split(/\s+/), exits: Number(exits) }));
+    const compiled = (path: string) => `node_modules/workspace-gates/dist/${path.replace(/\.ts$/, ".js")}`;
+    expect(installed).toEqual(auditCommands(page).map(({ args: [module = "", ...flags], exits }) => ({ args: [compiled(module), ...flags], exits })));
+  }
 });
 
 it("has a lesson for every fixed module in fixtures/lessons/, and a fork from the kill matrix for each", async () => {

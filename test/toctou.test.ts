@@ -449,9 +449,9 @@ describe("flags", () => {
   it.each([
     [["--mode", "sideways"], 'unknown mode "sideways"; use deterministic or race'],
     [["--tools", "sandboxed"], 'unknown tool set "sandboxed"; available: chapter, verified'],
-    [["--bogus"], "Unknown option '--bogus'"],
-    [["extra"], "Unexpected argument 'extra'"],
-    [["--json"], "argument missing"],
+    [["--bogus"], "unknown flag --bogus"],
+    [["extra"], "unexpected argument extra"],
+    [["--json"], "--json needs a value"],
     [["--mode", "race", "--attempts", "0"], '--attempts must be a positive whole number up to 1000000000, got "0"'],
     [["--mode", "race", "--attempts", "1.5"], '--attempts must be a positive whole number up to 1000000000, got "1.5"'],
     [["--mode", "race", "--attempts", "0x10"], '--attempts must be a positive whole number up to 1000000000, got "0x10"'],
@@ -459,7 +459,7 @@ describe("flags", () => {
     [["--mode", "race", "--seconds", "3601"], '--seconds must be a positive number up to 3600, got "3601"'],
     [["--attempts", "5"], "--attempts and --seconds bound a race; they apply to --mode race only"],
     [["--mode", "race", "--svg", "t.svg"], "--svg draws the timeline of one check and one swap; it applies to --mode deterministic only"],
-    [["--svg"], "argument missing"],
+    [["--svg"], "--svg needs a value"],
     [["--sarif-location", "x.ts"], "--sarif-location says where SARIF results point: give it with --sarif"],
   ])("refuses %j with a UsageError before creating anything", async (args, message) => {
     const before = (await readdir(tmpdir())).filter((name) => name.startsWith(TEMP_PREFIX));

@@ -3,7 +3,9 @@
  *
  * Promises (of every command): `run` resolves to the process exit code (0 success, 1 the check found
  * a problem, 2 the command could not run: bad flag, module that fails to load) and writes its report to
- * the given streams; it does not call `process.exit` itself, so tests can run it in-process.
+ * the given streams; it does not call `process.exit` itself, so tests can run it in-process. A bad
+ * flag is said in the CLI's own words: the flag, the closest known one when it is near ("did you mean
+ * --seed?"), never Node's advice to pass it after `--` (which starts an MCP server's command here).
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
@@ -27,21 +29,71 @@ export function invocationOf(io: CliIo, command: string): string {
 export interface CliCommand {
   name: string;
   summary: string;
+  /** One line: what the command takes, printed under a usage error. */
+  synopsis: string;
+  /** Every flag, for `--help`. */
   usage: string;
   run(argv: readonly string[], io: CliIo): Promise<number>;
 }
 
-/** Thrown for a bad flag or argument; the CLI prints the message and the usage and exits 2. */
+/** Thrown for a bad flag or argument; the CLI prints the message and the synopsis and exits 2. */
 export class UsageError extends Error {}
 
 /**
- * `util.parseArgs` (strict, its default), with its complaints (unknown flag, missing value, stray positional)
- * turned into a UsageError.
+ * `util.parseArgs` (strict, its default), with its complaints (unknown flag, missing value, a value
+ * given to a flag that takes none, a stray argument) said as a UsageError of one line in the CLI's
+ * words.
  */
 export function parseCommandArgs<const Config extends ParseArgsConfig>(config: Config): ReturnType<typeof parseArgs<Config>> {
+  const options = config.options ?? {};
+  const known = Object.keys(options);
+  const args = config.args ?? [];
+  for (let at = 0; at < args.length; at++) {
+    const arg = args[at] as string;
+    if (arg === "--") break;
+    const flag = /^--([^=]+)/.exec(arg)?.[1] ?? /^-([^-\d])/.exec(arg)?.[1];
+    if (flag === undefined) continue;
+    const long = arg.startsWith("--") ? flag : Object.entries(options).find(([, option]) => option.short === flag)?.[0];
+    if (long !== undefined && known.includes(long)) {
+      // The next word is this flag's value, whatever it looks like (`--seed -5`).
+      if (options[long]?.type === "string" && !arg.includes("=")) at += 1;
+      continue;
+    }
+    const near = closest(flag, known);
+    throw new UsageError(`unknown flag ${arg.split("=")[0]}${near === undefined ? "" : ` (did you mean --${near}?)`}`);
+  }
   try {
     return parseArgs(config);
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    const { code, message } = error as { code?: string; message?: string };
+    const flag = /'(--?[^' ]+)/.exec(message ?? "")?.[1] ?? "a flag";
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && /does not take an argument/.test(message ?? "")) throw new UsageError(`${flag} takes no value`);
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") throw new UsageError(`${flag} needs a value (write ${flag}=VALUE for one that starts with -)`);
+    if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") throw new UsageError(`unexpected argument ${/'([^']*)'/.exec(message ?? "")?.[1] ?? ""}`);
+    throw new UsageError(message ?? String(error));
   }
+}
+
+/** The name among `names` that `typed` most likely meant: within two edits, or one it begins. */
+export function closest(typed: string, names: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of names) {
+    const distance = name.startsWith(typed) || typed.startsWith(name) ? 1 : editDistance(typed, name);
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+/** Levenshtein's distance: the insertions, deletions and substitutions from one to the other. */
+function editDistance(from: string, to: string): number {
+  let previous = Array.from({ length: to.length + 1 }, (_, index) => index);
+  for (let row = 1; row <= from.length; row++) {
+    const current = [row];
+    for (let column = 1; column <= to.length; column++) {
+      const substitution = (previous[column - 1] as number) + (from[row - 1] === to[column - 1] ? 0 : 1);
+      current.push(Math.min((previous[column] as number) + 1, (current[column - 1] as number) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[to.length] as number;
 }

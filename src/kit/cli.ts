@@ -2,13 +2,14 @@
  * The `workspace-gates` command: `audit` (attack an implementation), `merge` (its shards into one
  * verdict) and `toctou` (show the race).
  *
- * Promises: exit codes are the command's own (see each command); an unknown command or a bad flag
- * prints the usage and exits 2; `--version` prints the package's version.
+ * Promises: exit codes are the command's own (see each command); an unknown command prints the
+ * commands, and a bad flag one line naming it (with the closest known flag when one is near) and the
+ * command's one-line synopsis, and both exit 2; `--version` prints the package's version.
  */
 import { basename, extname, relative } from "node:path";
 import { auditCommand } from "./audit/command.js";
 import { mergeCommand } from "./audit/merge.js";
-import { type CliCommand, type CliIo, UsageError } from "./cli-command.js";
+import { type CliCommand, type CliIo, UsageError, closest } from "./cli-command.js";
 import { shellWord } from "./shell-word.js";
 import { toctouCommand } from "./toctou/command.js";
 import { VERSION } from "./version.js";
@@ -30,7 +31,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const command = COMMANDS.find((candidate) => candidate.name === name);
   if (command === undefined) {
     const help = name === undefined || name === "--help" || name === "-h";
-    (help ? io.stdout : io.stderr)(`${help ? "" : `unknown command: ${name}\n`}${USAGE}\n`);
+    const near = help ? undefined : closest(name, COMMANDS.map((candidate) => candidate.name));
+    (help ? io.stdout : io.stderr)(`${help ? "" : `unknown command: ${name}${near === undefined ? "" : ` (did you mean ${near}?)`}\n`}${USAGE}\n`);
     return help ? 0 : 2;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
@@ -41,7 +43,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return await command.run(rest, io);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr(`${command.name}: ${error.message}\n${command.usage}\n`);
+    io.stderr(`${command.name}: ${error.message}\nusage: ${command.synopsis} (workspace-gates ${command.name} --help lists every flag)\n`);
     return 2;
   }
 }

@@ -12,7 +12,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TSX_MISSING } from "../../src/kit/operations/target.js";
+import { findingFingerprint } from "../../src/kit/findings/sarif.js";
 import { EXAMPLE_FINDING, arbitrariesExample } from "../support/doc-example.js";
+import { INSTALLED_LESSON_COMMAND, LESSONS } from "../support/lessons.js";
 
 const run = promisify(execFile);
 
@@ -68,12 +70,33 @@ afterAll(async () => {
 });
 
 describe("the installed workspace-gates command", () => {
-  it("is installed without this repository's devDependencies, nor tsx (an optional peer), with its licence and contract", async () => {
+  it("is installed without this repository's devDependencies, nor its optional peers tsx and memfs, which it declares, with its licence and contract", async () => {
     const installed = await readdir(join(consumer, "node_modules"));
     expect(installed).toContain("workspace-gates");
     for (const dev of ["vitest", "typescript", "@stryker-mutator", "memfs", "@fast-check", "tsx", "esbuild"]) expect(installed).not.toContain(dev);
     const shipped = await readdir(join(consumer, "node_modules", "workspace-gates"));
     expect(shipped).toEqual(expect.arrayContaining(["LICENSE", "docs", "dist", "package.json"]));
+    const manifest = JSON.parse(await readFile(join(consumer, "node_modules", "workspace-gates", "package.json"), "utf8")) as { peerDependenciesMeta: Record<string, { optional: boolean }> };
+    expect(manifest.peerDependenciesMeta).toEqual({ memfs: { optional: true }, tsx: { optional: true } });
+  });
+
+  it("says above its closing line what a missing optional peer left unchecked, and how to install it", async () => {
+    const { code, stdout } = await gates("audit", "--only", "faults.permissions,isInside.posix", "--runs", "3", "--seed", "1");
+    expect(code, stdout).toBe(0);
+    expect(stdout).toMatch(/^not checked: faults\.permissions needs memfs, which is not installed here \(npm i -D memfs\)\njudged: .*\naudit: \d+ passed, 0 failed, 0 skipped, 1 not applicable\n$/m);
+  });
+
+  it("runs every lesson's commands as the pages give them for an installed project, each exiting as the page says", async () => {
+    for (const lesson of LESSONS) {
+      const page = await readFile(lesson.page, "utf8");
+      const commands = [...page.matchAll(INSTALLED_LESSON_COMMAND)];
+      expect(commands.length, lesson.page).toBe(2);
+      for (const [command, , exits] of commands) {
+        const line = (command as string).replace(/\s+# exits \d$/, "");
+        const { code, stdout, stderr } = await inConsumer("sh", ["-c", line]);
+        expect(code, `${line}\n${stdout}${stderr}`).toBe(Number(exits));
+      }
+    }
   });
 
   it("refuses a .ts module without tsx (exit 2), saying to install it", async () => {
@@ -82,12 +105,24 @@ describe("the installed workspace-gates command", () => {
     expect(stderr).toBe(`audit: cannot load typed.ts: ${TSX_MISSING}\n`);
   });
 
-  it("passes a secure module with its own wording (exit 0), and fails it on wording only with --conformance (exit 1)", async () => {
-    const plain = await gates("audit", "own-wording.mjs", "--runs", "5", "--seed", "1");
+  it("passes a secure module with its own wording and conventions (exit 0, warnings), and fails it with --strict (exit 1)", async () => {
+    const plain = await gates("audit", "node_modules/workspace-gates/fixtures/secure/own-wording.mjs", "--runs", "5", "--seed", "1");
     expect(plain.code, plain.stdout).toBe(0);
+    expect(plain.stdout).toMatch(/^warnings, which do not fail the run .*: .*bashLimits\.output \(convention differs\)/m);
     expect(plain.stdout).toMatch(/^conformance: texts differ from the chapter's .* in conformance\.fields, conformance\.truncation;/m);
-    const strict = await gates("audit", "own-wording.mjs", "--only", "conformance.fields", "--conformance", "--runs", "5", "--seed", "1");
+    const strict = await gates("audit", "own-wording.mjs", "--only", "bashLimits.output,conformance.fields", "--strict", "--runs", "5", "--seed", "1");
     expect(strict.code, strict.stdout).toBe(1);
+  });
+
+  it("sets one finding aside with a suppressions file and says so; a bad flag is one line with the closest flag", async () => {
+    const fingerprint = findingFingerprint("similar-prefix.mjs", "isInside.posix", "hardening broken");
+    await writeFile(join(consumer, "suppressions.json"), JSON.stringify({ suppressions: [{ fingerprint, reason: "we never compare siblings" }] }));
+    const { code, stdout } = await gates("audit", "similar-prefix.mjs", "--only", "isInside.posix", "--runs", "200", "--seed", "1", "--suppressions", "suppressions.json");
+    expect(code, stdout).toBe(0);
+    expect(stdout).toContain("suppressions (suppressions.json): 1 finding set aside\n  isInside.posix (hardening broken): we never compare siblings\n");
+    const bad = await gates("audit", "--sed", "1");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split("\n")[0]).toBe("audit: unknown flag --sed (did you mean --seed?)");
   });
 
   it("prints its version", async () => {

@@ -10,7 +10,7 @@
 import * as messages from "../../src/gates/messages.js";
 import { truncationMarker } from "../../src/gates/truncate.js";
 import { ORACLES, OPERATIONS, type Role, containmentId } from "../../src/kit/operations/catalog.js";
-import { CONSEQUENCES, type Consequence, DEFAULT_FAIL_ON, THREATS, type Threat } from "../../src/kit/findings/findings.js";
+import { CONSEQUENCES, type Consequence, DEFAULT_FAIL_ON, STRICT_FAIL_ON, THREATS, type Threat } from "../../src/kit/findings/findings.js";
 import type { GeneratedSection } from "./generated-section.js";
 
 export const CONTRACT_TEXTS_SECTION: GeneratedSection = { file: "docs/contract.md", name: "contract-texts", command: "npm run contract-texts" };
@@ -20,15 +20,21 @@ export const FINDINGS_SECTION: GeneratedSection = { file: "docs/contract.md", na
 export function renderFindings(): string {
   const cwes = (list: readonly string[]) => (list.length === 0 ? "none" : list.join(", "));
   const failOn = (consequence: Consequence) =>
-    CONSEQUENCES[consequence].escape ? "always fails the run" : DEFAULT_FAIL_ON.includes(consequence) ? "fails the run unless left out" : "not a value: `--conformance` decides";
+    CONSEQUENCES[consequence].tier === "escape"
+      ? "always fails the run"
+      : DEFAULT_FAIL_ON.includes(consequence)
+        ? "fails the run unless left out"
+        : STRICT_FAIL_ON.includes(consequence)
+          ? "a warning unless `--strict` or named"
+          : "not a value: `--conformance` or `--strict` decides";
   const consequences = (Object.keys(CONSEQUENCES) as Consequence[]).map((consequence) => {
     const terms = CONSEQUENCES[consequence];
-    return `| \`${consequence}\` | ${terms.meaning} | ${terms.securitySeverity?.toFixed(1) ?? "none"} | ${cwes(terms.weaknesses)} | ${failOn(consequence)} |`;
+    return `| \`${consequence}\` | ${terms.meaning} | ${terms.tier} | ${terms.securitySeverity?.toFixed(1) ?? "none"} | ${cwes(terms.weaknesses)} | ${failOn(consequence)} |`;
   });
   const threats = (Object.keys(THREATS) as Threat[]).map((threat) => `| \`${threat}\` | ${THREATS[threat].meaning} | ${cwes(THREATS[threat].weaknesses)} |`);
   return [
-    "| consequence | what the user lost, as observed | `security-severity` | CWE | `--fail-on` |",
-    "|---|---|---|---|---|",
+    "| consequence | what the user lost, as observed | tier | `security-severity` | CWE | by default |",
+    "|---|---|---|---|---|---|",
     ...consequences,
     "",
     "| threat | what the attacker needs | CWE |",

@@ -28,6 +28,9 @@ export const LESSONS: readonly Lesson[] = LESSON_VARIANTS.map((variant, index) =
   };
 });
 
+/** `npx workspace-gates audit ARGS   # exits N`: a lesson's command as a project that installed the package runs it. */
+export const INSTALLED_LESSON_COMMAND = /^npx workspace-gates audit (.+?)\s+# exits (\d)$/gm;
+
 /** A module's source as a lesson page shows it. */
 export function codeBlock(source: string): string {
   return ["```ts", source.trimEnd(), "```"].join("\n");

@@ -6,7 +6,8 @@
  * or a known limit a fork had closed and reopened) or skipped (a missing export checks nothing, so it
  * cannot keep what the baseline held); a property that failed in both is not one, so a
  * fork is not blamed for the chapter's own limits. Conformance (wording) counts only when asked
- * (`--conformance`); a property not applicable here is no regression. A baseline that is not a JSON
+ * (`--conformance`); a property not applicable here is no regression, nor a failure a suppressions
+ * file set aside. A baseline that is not a JSON
  * report of this shape is refused with a clear error.
  */
 import { readFile } from "node:fs/promises";
@@ -37,7 +38,7 @@ export async function readBaseline(file: string): Promise<Map<string, PropertyRe
 export function compareWithBaseline(
   file: string,
   baseline: ReadonlyMap<string, PropertyResult["status"]>,
-  results: readonly PropertyResult[],
+  results: readonly (PropertyResult & { suppressed?: object })[],
   conformance: boolean,
 ): BaselineComparison {
   const comparison: BaselineComparison = { baseline: file, regressions: [], newlyPassing: [], notInBaseline: [] };
@@ -45,7 +46,7 @@ export function compareWithBaseline(
     const before = baseline.get(result.id);
     if (before === undefined) comparison.notInBaseline.push(result.id);
     else if (result.kind === "conformance" && !conformance) continue;
-    else if (before === "passed" && (result.status === "failed" || result.status === "skipped")) comparison.regressions.push(result.id);
+    else if (before === "passed" && ((result.status === "failed" && result.suppressed === undefined) || result.status === "skipped")) comparison.regressions.push(result.id);
     else if (before === "failed" && result.status === "passed") comparison.newlyPassing.push(result.id);
   }
   return comparison;

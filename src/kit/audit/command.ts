@@ -10,15 +10,17 @@
  * up to one run (`--shard K/N`, shard.ts). Sandboxes that reset cleanly are kept from one property to
  * the next (with an MCP target's servers on their roots) and removed when the audit ends.
  *
- * Promises: exit 0 when every guarantee was checked and holds (known limits may fail; texts that
- * differ from the chapter's fail only with `--conformance`; a failure whose consequence `--fail-on`
- * leaves out is tolerated, but never an escape: `outside changed` and `outside read` always fail),
- * 1 when any fails, 2 when the audit cannot
+ * Promises: exit 0 when every guarantee was checked and holds (known limits may fail; a departure from
+ * the chapter's conventions, and a text that differs from the chapter's, is a warning unless
+ * `--strict`; a failure whose consequence `--fail-on` leaves out is a warning, but never an escape:
+ * `outside changed` and `outside read` always fail; a finding an entry of `--suppressions` sets aside
+ * is reported as suppressed, with its reason), 1 when any fails, 2 when the audit cannot
  * run or its verdict cannot be delivered: bad flag, unknown property, a module that fails to load or
- * exports none of the contract, a run that checked nothing, an unreadable baseline, a report file that
- * cannot be written (checked before the run, and again when written). With `--baseline FILE` the
- * verdict is the comparison instead: exit 1 when a property the baseline passed fails or is skipped
- * here (a regression), or when a guarantee failed with an escape, whatever the baseline held. Without MODULE it audits the package's own implementation. A failure
+ * exports none of the contract, a run that checked nothing, an unreadable baseline or suppressions
+ * file, a report file that cannot be written (checked before the run, and again when written). With
+ * `--baseline FILE` the verdict is the comparison instead, as strict as `--strict` for guarantees:
+ * exit 1 when a property the baseline passed fails or is skipped here (a regression), or when a
+ * guarantee failed with an escape, whatever the baseline held. Without MODULE it audits the package's own implementation. A failure
  * prints a replay command; with the printed `--seed` and `--path` it runs exactly that run again.
  * A run that hangs fails after `--timeout`. Progress goes to stderr. Ctrl-C (or SIGTERM) stops the
  * run: what ran so far is printed and written to the report files (marked `interrupted`), every
@@ -35,9 +37,10 @@ import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.
 import { closeSandboxes, disposeSandboxes, poolSandboxes } from "./property.js";
 import { ROOT_NAMES, rootSpellings } from "./arbitraries/index.js";
 import { progressOn } from "./progress.js";
-import { type AuditReport, type ReplayPrefix, type TargetWords, addedUp, failsRun, renderText, toJson } from "./report.js";
+import { type AuditReport, type ReplayPrefix, type TargetWords, addedUp, failsRun, renderText, toJson, withSuppressions } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
-import { type Consequence, DEFAULT_FAIL_ON, ESCAPES, parseFailOn } from "../findings/findings.js";
+import { type Consequence, DEFAULT_FAIL_ON, ESCAPES, STRICT_FAIL_ON, isConvention, parseFailOn } from "../findings/findings.js";
+import { type SuppressionsFile, SuppressionsError, readSuppressions, today } from "../findings/suppressions.js";
 import { findingsFile } from "../findings/sarif.js";
 import type { AuditProperty } from "./property.js";
 import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, runProperty } from "./run.js";
@@ -57,10 +60,13 @@ export const DEFAULT_RUNS = 50;
  */
 export const DEFAULT_TIME_SECONDS = 40;
 
+const SYNOPSIS = "workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]";
+
 const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S | --runs N] [--seed N]
                              [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]]
-                             [--fail-on C[,C...] | --baseline FILE] [--only ID[,ID...]]
-                             [--exclude-tool NAME[,NAME...]] [--path P] [--conformance] [--timeout MS]
+                             [--strict | --fail-on C[,C...] | --baseline FILE] [--suppressions FILE]
+                             [--only ID[,ID...]] [--exclude-tool NAME[,NAME...]] [--path P] [--conformance]
+                             [--timeout MS]
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
                and/or runAgent (default: this package's implementation; docs/contract.md)
@@ -83,9 +89,14 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --sarif-location FILE
                the file every SARIF result points at (default: MODULE, else the --mapping
                file, else package.json of the working directory)
+  --strict     fail on departures from the chapter's conventions and wording too (by default they
+               are warnings: a correct module written otherwise passes)
   --fail-on CONSEQUENCES
-               the consequences whose failures fail the run (comma-separated; default all:
+               the consequences whose failures fail the run (comma-separated; default:
                ${DEFAULT_FAIL_ON.join(", ")}); ${ESCAPES.join(" and ")} always do
+  --suppressions FILE
+               set aside the findings whose fingerprints FILE lists, each with its reason and
+               an optional expiry (format in docs/contract.md); every run says what each did
   --baseline FILE
                compare with an earlier --json report (e.g. fixtures/baseline.json, the
                reference's); exit 1 only on a regression
@@ -96,7 +107,7 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                that takes a path and that nothing attacked fails the audit unless excluded
   --path P     replay one shrunk run (with --seed and a single --only)
   --conformance
-               fail the run when a text differs from the chapter's (conformance properties)
+               fail the run when a text differs from the chapter's (conformance properties; --strict does too)
   --timeout MS a run (a tree and all its probes) that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
 
 properties: ${PROPERTIES.map((property) => property.id).join(", ")}`;
@@ -104,6 +115,7 @@ properties: ${PROPERTIES.map((property) => property.id).join(", ")}`;
 export const auditCommand: CliCommand = {
   name: "audit",
   summary: "run every property against an implementation and report what it fails",
+  synopsis: SYNOPSIS,
   usage: USAGE,
   async run(argv, io) {
     const began = performance.now();
@@ -113,6 +125,13 @@ export const auditCommand: CliCommand = {
       const problem = await unwritable(file);
       if (problem !== undefined) return cannot(io, `cannot write ${flag} ${file}: ${problem}`);
     }
+    let suppressions: SuppressionsFile | undefined;
+    try {
+      if (options.suppressions !== undefined) suppressions = await readSuppressions(options.suppressions);
+    } catch (error) {
+      if (error instanceof SuppressionsError) return cannot(io, error.message);
+      throw error;
+    }
     let target: AuditTarget | McpAuditTarget;
     try {
       target = await loadAuditTarget(options);
@@ -121,7 +140,7 @@ export const auditCommand: CliCommand = {
       return cannot(io, `cannot load ${describeTarget(options)}: ${messageOf(error)}`);
     }
     try {
-      return await auditTarget(target, options, reports, io, began);
+      return await auditTarget(target, options, reports, io, suppressions, began);
     } finally {
       if ("dispose" in target) await target.dispose();
     }
@@ -152,7 +171,14 @@ function targetWords(options: AuditArgs): TargetWords {
   return ["--mcp", ...(options.mcp.mapping === undefined ? [] : ["--mapping", options.mcp.mapping]), "--", ...options.mcp.command];
 }
 
-async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditArgs, reports: ReportFile[], io: CliIo, began: number): Promise<number> {
+async function auditTarget(
+  target: AuditTarget | McpAuditTarget,
+  options: AuditArgs,
+  reports: ReportFile[],
+  io: CliIo,
+  suppressions: SuppressionsFile | undefined,
+  began: number,
+): Promise<number> {
   let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
   if (options.baseline !== undefined) {
     try {
@@ -180,6 +206,7 @@ async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditA
     latencyMs: Math.round(pace.latencyMs * 10) / 10,
     ...("starts" in target ? { serverStarts: { count: target.starts.count, ms: Math.round(target.starts.ms) } } : {}),
   };
+  if (suppressions !== undefined) report = withSuppressions(report, suppressions, today());
   const prefix = invocationOf(io, "audit");
   const words = targetWords(options);
   io.stdout(renderText(report, prefix, words));
@@ -312,40 +339,59 @@ export const SLOW_FACTOR = 4;
  * shares, exactly the rest of `floor.runs` (the kill matrix holds every fork to dying within those,
  * whatever the machine's speed), then further blocks of as many, from the next run of the same
  * stream, while time is left. Every run of a block goes to its end: none is abandoned to go on beside
- * the next property. On a target too slow for its floor (the first run alone outlasts the shares, or
- * the floor would), the property runs what fits in its share, the cases cut at its end, and says so
- * (`shortOfFloor`, with about how long the floor would take): the verdict then cannot be green.
- * A failure shrinks until the share is spent (but for its first `SHRINK_FLOOR_CANDIDATES`), so a
- * property that fails over a slow target does not take the others' time to shrink.
+ * the next property. On a target too slow for its floor (the first run alone outlasts the share, or
+ * the floor would outlast `SLOW_FACTOR` shares), the property runs what fits in its share, the cases
+ * cut at its end, and says so (`shortOfFloor`, with about how long the floor would take): the verdict
+ * then cannot be green. A failure shrinks until the share is spent (but for its first
+ * `SHRINK_FLOOR_CANDIDATES`), so a property that fails over a slow target does not take the others'
+ * time to shrink. A departure from a convention does not stop the blocks: it stays the result unless
+ * a later block finds worse.
  */
 async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number): Promise<PropertyResult> {
   // A run that outlasts the whole share (but for what it waits on purpose) is too slow for any floor.
   const deadlineMs = timeLimitMs + (property.waitsMs ?? 0);
   const short = (result: PropertyResult, floorRuns: number): PropertyResult =>
-    result.status === "passed" ? { ...result, shortOfFloor: { floorRuns, ...(result.cases === 0 ? {} : { neededMs: Math.round(estimatedRunMs(result) * floorRuns) }) } } : result;
+    searchesOn(result) ? { ...result, shortOfFloor: { floorRuns, ...(result.cases === 0 ? {} : { neededMs: Math.round(estimatedRunMs(result) * floorRuns) }) } } : result;
   if (property.maxRuns !== undefined) {
     const capped = await runProperty(property, target, { ...floor, shrinkDeadlineMs: timeLimitMs, caseDeadlineMs: deadlineMs });
     return capped.cutShort === true ? short(capped, Math.min(floor.runs, property.maxRuns)) : capped;
   }
-  const slowAfterMs = timeLimitMs * SLOW_FACTOR;
   const first = floor.firstRun ?? 0;
   let result = await runProperty(property, target, { ...floor, runs: 1, shrinkDeadlineMs: timeLimitMs, caseDeadlineMs: deadlineMs });
-  if (result.status !== "passed") return result;
+  if (!searchesOn(result)) return result;
+  /** The result so far and a further block of runs, one result: a departure already found needs no other one shrunk, a later block looks for worse. */
+  const andThen = async (block: Partial<RunOptions>): Promise<PropertyResult> => {
+    const departed = result.status === "failed";
+    const more = await runProperty(property, target, { ...floor, ...block, ...(departed ? { departures: "note" as const } : {}) });
+    const worse = departed && !searchesOn(more);
+    const kept = departed && !worse ? result : more;
+    return {
+      ...kept,
+      ...addedUp([result, more]),
+      ...cut(result, more),
+      ...(worse ? { alsoSeen: [...new Set([...(more.alsoSeen ?? []), result.consequence as Consequence])] } : {}),
+      ...(result.targetTrouble === undefined ? {} : { targetTrouble: result.targetTrouble }),
+    };
+  };
   const floorMs = estimatedRunMs(result) * floor.runs;
-  const then = (more: PropertyResult): PropertyResult => ({ ...more, ...addedUp([result, more]), ...cut(result, more), ...(result.targetTrouble === undefined ? {} : { targetTrouble: result.targetTrouble }) });
-  if (result.cutShort === true || floorMs > slowAfterMs) {
+  if (result.cutShort === true || floorMs > timeLimitMs * SLOW_FACTOR) {
     const leftMs = timeLimitMs - result.timeMs;
     if (result.cutShort !== true && leftMs > 0 && floor.runs > 1)
-      result = then(await runProperty(property, target, { ...floor, runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: leftMs, caseDeadlineMs: leftMs, interruptAfterMs: leftMs }));
+      result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: leftMs, caseDeadlineMs: leftMs, interruptAfterMs: leftMs });
     return short(result, floor.runs);
   }
-  if (floor.runs > 1) result = then(await runProperty(property, target, { ...floor, runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: timeLimitMs - result.timeMs }));
+  if (floor.runs > 1) result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: timeLimitMs - result.timeMs });
   let next = first + floor.runs;
-  while (result.status === "passed" && result.timeMs < timeLimitMs && next < SHARD_STRIDE + first) {
-    result = then(await runProperty(property, target, { ...floor, firstRun: next, shrinkDeadlineMs: timeLimitMs - result.timeMs }));
+  while (searchesOn(result) && result.timeMs < timeLimitMs && next < SHARD_STRIDE + first) {
+    result = await andThen({ firstRun: next, shrinkDeadlineMs: timeLimitMs - result.timeMs });
     next += floor.runs;
   }
   return result;
+}
+
+/** A result after which the blocks go on: one that passed, or failed only by departing from a convention. */
+function searchesOn(result: PropertyResult): boolean {
+  return result.status === "passed" || (result.status === "failed" && isConvention(result.consequence) && (result.alsoSeen ?? []).every(isConvention));
 }
 
 /**
@@ -426,6 +472,7 @@ interface AuditArgs {
   sarifLocation?: string;
   failOn: Consequence[];
   baseline?: string;
+  suppressions?: string;
   only?: string[];
   excludeTools: string[];
   path?: string;
@@ -448,7 +495,9 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       sarif: { type: "string" },
       "sarif-location": { type: "string" },
       "fail-on": { type: "string", multiple: true },
+      strict: { type: "boolean" },
       baseline: { type: "string" },
+      suppressions: { type: "string" },
       only: { type: "string", multiple: true },
       "exclude-tool": { type: "string", multiple: true },
       path: { type: "string" },
@@ -475,6 +524,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
   if (values["sarif-location"] !== undefined && values.sarif === undefined) throw new UsageError("--sarif-location says where SARIF results point: give it with --sarif");
   if (values["fail-on"] !== undefined && values.baseline !== undefined)
     throw new UsageError("--fail-on and --baseline are two verdicts: give one (against a baseline, a regression and an escape fail the run)");
+  if (values.strict === true && values["fail-on"] !== undefined) throw new UsageError("--strict and --fail-on are two verdicts: give one (--strict fails on every consequence)");
   return {
     ...(positionals[0] === undefined ? {} : { module: positionals[0] }),
     ...(values.mcp === true ? { mcp: { command, ...(values.mapping === undefined ? {} : { mapping: values.mapping }) } } : {}),
@@ -487,12 +537,14 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     ...(values.junit === undefined ? {} : { junit: values.junit }),
     ...(values.sarif === undefined ? {} : { sarif: values.sarif }),
     ...(values["sarif-location"] === undefined ? {} : { sarifLocation: values["sarif-location"] }),
-    failOn: values["fail-on"] === undefined ? [...DEFAULT_FAIL_ON] : parseFailOn(values["fail-on"]),
+    // Against a baseline every status counts, conventions included: the report says so too.
+    failOn: values["fail-on"] !== undefined ? parseFailOn(values["fail-on"]) : values.strict === true || values.baseline !== undefined ? [...STRICT_FAIL_ON] : [...DEFAULT_FAIL_ON],
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
+    ...(values.suppressions === undefined ? {} : { suppressions: values.suppressions }),
     ...(only === undefined ? {} : { only }),
     excludeTools: (values["exclude-tool"] ?? []).flatMap((names) => names.split(",")).filter((name) => name !== ""),
     ...(values.path === undefined ? {} : { path: values.path }),
-    conformance: values.conformance === true,
+    conformance: values.conformance === true || values.strict === true,
     timeoutMs: positiveInteger("--timeout", values.timeout, DEFAULT_CASE_TIMEOUT_MS),
   };
 }

@@ -15,7 +15,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
-import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total } from "./report.js";
+import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total, verdictOf } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
 import type { PropertyResult } from "./run.js";
@@ -86,7 +86,7 @@ export function renderMerged(report: JsonReport, shards: number): string {
   const header = `${"property".padEnd(28)} ${"verdict".padEnd(12)} ${"runs".padStart(9)} ${"cases".padStart(9)}`;
   const lines = report.results.map((result) => {
     const fails = failsRun(result, report);
-    const verdict = fails ? "FAILED" : result.status !== "failed" ? result.status : result.kind === "limit" ? "known limit" : result.kind === "conformance" ? "differs" : "tolerated";
+    const verdict = verdictOf(result, report);
     const detail = fails ? ["", ...findingLines(result), `broken: ${result.reason ?? ""}`, `replay: ${result.replay ?? ""}`].join("\n    ") : "";
     return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)} ${String(result.cases).padStart(9)}${detail}`;
   });
@@ -104,6 +104,7 @@ export function renderMerged(report: JsonReport, shards: number): string {
 export const mergeCommand: CliCommand = {
   name: "merge",
   summary: "combine the --json reports of audit shards (--shard K/N) into one verdict",
+  synopsis: "workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]",
   usage: `usage: workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]
 
   SHARD.json    the --json reports of every shard of one audit run

@@ -89,6 +89,25 @@ export function violation(message: string, breach?: OracleId | Consequence): nev
  */
 export class Hang extends Violation {}
 
+/**
+ * The departures from the chapter's conventions one case meets, settled once the rest of the case was
+ * judged (outside its sandbox, after the canaries): a departure must not end a case before a graver
+ * rule, or the canaries, had their say.
+ */
+export class Departures {
+  #first: string | undefined;
+
+  /** Notes a departure; the first one noted is the one reported. */
+  note(box: Sandbox, message: string): void {
+    this.#first ??= portable(box, message);
+  }
+
+  /** Breaks the rule of the first departure noted, if any, as `convention differs`. */
+  settle(): void {
+    if (this.#first !== undefined) violation(this.#first, "convention differs");
+  }
+}
+
 // Sandboxes whose reset proved them as new, kept for the next run, by root name: creating one costs
 // some forty filesystem calls, about as much as a whole run of most properties.
 const idleSandboxes = new Map<string, Sandbox[]>();

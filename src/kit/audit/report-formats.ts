@@ -7,13 +7,16 @@
  * id; a result that fails the run carries a `<failure>` whose type is its consequence, with the rule,
  * the consequence and the threat, the reason, the counterexample and the replay command; skipped and
  * not-applicable properties are `<skipped>` with why; a known limit, a differing text that does not
- * fail the run, and a guarantee tolerated by `--fail-on` pass, with what they found in `<system-out>`.
+ * fail the run, a warning (a consequence the rule leaves out) and a finding a suppressions file set
+ * aside pass, with what they found and why they pass in `<system-out>`.
  * Every text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`. Every tool the
  * target offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why.
  * SARIF: one rule per property that ran; one result per failed guarantee (level `error`, `warning`
- * when `--fail-on` tolerates it) and per differing text (`error` with `--conformance`, `note`
- * without), each with the rule, its consequence and threat, the reason, the counterexample and the
- * replay command, located at the report's `location` (findings/sarif.ts). Known limits are not
+ * when the rule leaves its consequence out) and per differing text (`error` with `--conformance`,
+ * `note` without), each with the rule, its consequence and threat, the reason, the counterexample and
+ * the replay command, located at the report's `location` (findings/sarif.ts); when a suppressions file
+ * was given, every result carries SARIF `suppressions`, accepted with the entry's reason for a finding
+ * it set aside, empty for the others. Known limits are not
  * results: they are the chapter's, not the module's. The run's property bag lists every tool the
  * target offers with its coverage verdict, so an exclusion is repeated where the results are read.
  */
@@ -66,8 +69,9 @@ export function toJUnit(report: JsonReport): string {
 /** Why a failed result does not fail the run. */
 function passedBecause(result: JsonResult): string {
   if (result.kind === "limit") return "known limit (fails by design, see SECURITY.md)";
-  if (result.kind === "conformance") return "text differs from the chapter's (a failure only with --conformance)";
-  return `tolerated: --fail-on leaves out its consequence (${result.consequence ?? "none"})`;
+  if (result.suppressed !== undefined) return `suppressed: ${result.suppressed.reason}${result.suppressed.expires === undefined ? "" : ` (until ${result.suppressed.expires})`}`;
+  if (result.kind === "conformance") return "text differs from the chapter's (a failure only with --conformance or --strict)";
+  return `warning: the verdict's rule leaves out its consequence (${result.consequence ?? "none"})`;
 }
 
 export function toSarif(report: JsonReport): string {
@@ -85,8 +89,9 @@ export function toSarif(report: JsonReport): string {
     }),
   );
   const results = reported.map(
-    (result): SarifResult => ({
+    ({ suppressed, ...result }): SarifResult => ({
       ruleId: result.id,
+      // A suppression changes whether a finding is open, not how grave it is.
       level: failsRun(result, report) ? "error" : result.kind === "guarantee" ? "warning" : "note",
       message: failureText(result),
       // A failed result always has both (run.ts, coverage.ts); the JSON's type leaves them optional for the rest.
@@ -94,6 +99,7 @@ export function toSarif(report: JsonReport): string {
       threat: result.threat ?? "the model's input alone",
       weaknesses: result.weaknesses ?? [],
       target: report.target,
+      ...(report.suppressions === undefined ? {} : { suppression: suppressed === undefined ? null : { justification: suppressed.reason, ...(suppressed.expires === undefined ? {} : { expires: suppressed.expires }) } }),
       properties: { kind: result.kind, seed: report.seed, counterexample: result.counterexample ?? "(none)", ...(result.replay === undefined ? {} : { replay: result.replay }) },
     }),
   );

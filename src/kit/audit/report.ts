@@ -2,16 +2,21 @@
  * How an audit reads: a table for people, JSON for CI (JUnit and SARIF: report-formats.ts).
  *
  * Promises: one row per property (gate, property, verdict, runs, cases, time); under each failure, the rule,
- * its consequence and the threat it needs (findings.ts), the reason, the shrunk counterexample and the
- * command that replays exactly that case; under a
+ * its consequence and the threat it needs (findings.ts), the reason, the shrunk counterexample, the
+ * command that replays exactly that case and the fingerprint a suppressions file names it by; under a
  * skipped property the exports it needs, under a not-applicable one why; a legend of the sandbox's
  * names when a counterexample uses them. Known limits are listed as
  * such and do not count as failures; conformance (the chapter's exact texts) is counted apart and
- * fails the run only when the audit was asked to (`--conformance`). A guarantee's failure fails the run
- * when its consequence, or one its run also showed, is in `--fail-on` (every escape always is); one
- * that is not is `tolerated`, and said so. Before the closing line, the cases judged in all (a probe
- * aimed at a tree is one case, a tree one run); the closing line has the form
- * `audit: N passed, N failed, N skipped` (then `, N tolerated` and `, N not applicable` when there are any).
+ * fails the run only when the audit was asked to (`--conformance`, `--strict`). A guarantee's failure
+ * fails the run when its consequence, or one its run also showed, is in the verdict's rule (every
+ * escape always is; by default every consequence but a convention's); one that is not is a
+ * `warning`, listed with its consequence. A finding a suppressions file set aside is `suppressed`,
+ * listed with its reason, unless its run also showed a consequence the rule names; every run with a
+ * suppressions file says what each entry did. A property not applicable because a package is not
+ * installed is named again before the closing line, with the command that installs it. Before the
+ * closing line, the cases judged in all (a probe aimed at a tree is one case, a tree one run); the
+ * closing line has the form `audit: N passed, N failed, N skipped` (then `, N warnings`,
+ * `, N suppressed` and `, N not applicable` when there are any).
  * The JSON report (`JSON_SCHEMA_VERSION`) carries the tool's name and version, the summary counts
  * and every result with its replay command.
  */
@@ -22,10 +27,12 @@ import { namedTwins } from "../sandbox/root-twins.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
 import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
+import { findingFingerprint } from "../findings/sarif.js";
+import { type Suppression, type SuppressionOutcome, type SuppressionsFile, judgeSuppressions } from "../findings/suppressions.js";
 import { type CallCount, type OptionCount, addCalls, addOptions, optionsFrom, optionsRecord } from "../operations/surface.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
-export const JSON_SCHEMA_VERSION = 2;
+export const JSON_SCHEMA_VERSION = 3;
 
 /** What a report says of a counterexample whose shrinking the deadline stopped (`shrinkStopped`). */
 export const SHRINK_STOPPED = "shrinking stopped at the time budget's deadline: a smaller case may fail too";
@@ -39,7 +46,7 @@ export interface AuditReport {
   timeSeconds?: number;
   /** The block of cases this run took, when it is one shard of several (shard.ts). */
   shard?: Shard;
-  results: PropertyResult[];
+  results: AuditResult[];
   /** Conformance failures fail the run (`--conformance`). */
   conformance: boolean;
   /** The consequences whose guarantee failures fail the run (`--fail-on`, the escapes always among them). */
@@ -50,6 +57,8 @@ export interface AuditReport {
   interrupted?: string;
   /** Every tool the target offers, attacked or not (coverage.ts); its verdict is the `coverage.tools` result. */
   coverage: CoverageRow[];
+  /** What the entries of `--suppressions` did to this run's findings. */
+  suppressions?: SuppressionOutcome;
   /** Where the time went beside the properties: the target's pace (audit/pace.ts), and a server target's starts. */
   time?: AuditTime;
 }
@@ -63,19 +72,29 @@ export interface AuditTime {
   serverStarts?: { count: number; ms: number };
 }
 
+/** A finding set aside by a suppressions file: why, and until when. */
+export type Suppressed = Omit<Suppression, "fingerprint">;
+
+/** A property's result as reports show it: what the run found, and whether a suppression set it aside. */
+export type AuditResult = PropertyResult & { suppressed?: Suppressed };
+
 export interface Summary {
   total: number;
   passed: number;
-  /** Failures that fail the run: guarantees whose consequence `--fail-on` names, and conformance when asked. */
+  /** Failures that fail the run: guarantees whose consequence the rule names, and conformance when asked. */
   failed: number;
-  /** Guarantees that failed with a consequence `--fail-on` leaves out. */
-  tolerated: number;
+  /** Guarantees that failed with a consequence the rule leaves out (by default, a convention's). */
+  warnings: number;
+  /** Failures a suppressions file set aside. */
+  suppressed: number;
   skipped: number;
   notApplicable: number;
   /** Known limits that failed, as the chapter's design does. */
   knownLimits: number;
   /** Conformance properties whose texts differ from the chapter's (failures only with `--conformance`). */
   conformanceDiffers: number;
+  /** Guarantees and texts that failed, by consequence (suppressed ones apart): what a CI step branches on. */
+  byConsequence: Partial<Record<Consequence, number>>;
 }
 
 export interface JsonReport {
@@ -97,6 +116,7 @@ export interface JsonReport {
   /** Every tool the target offers: what it plays, which properties called it and how often, or why none did. */
   coverage: CoverageRow[];
   time?: AuditTime;
+  suppressions?: SuppressionOutcome;
   results: {
     id: string;
     gate: string;
@@ -121,6 +141,9 @@ export interface JsonReport {
     replay?: string;
     /** The property ran short of its floor of runs: the target is too slow for this budget. */
     shortOfFloor?: { floorRuns: number; neededMs?: number };
+    /** Of a failure: what a suppressions file names it by (the target, the rule, the consequence). */
+    fingerprint?: string;
+    suppressed?: Suppressed;
   }[];
 }
 
@@ -156,34 +179,74 @@ export interface VerdictRule {
 /** The verdict without `--fail-on` or `--conformance`. */
 export const DEFAULT_VERDICT: VerdictRule = { conformance: false, failOn: DEFAULT_FAIL_ON };
 
-type Judged = Pick<PropertyResult, "status" | "kind" | "consequence" | "alsoSeen">;
+type Judged = Pick<PropertyResult, "status" | "kind" | "consequence" | "alsoSeen" | "shortOfFloor"> & { suppressed?: Suppressed };
 
 /**
  * A result that fails the run: a broken guarantee that showed a consequence the rule names (one
- * without a consequence always does), or a text that differs when conformance was asked for.
+ * without a consequence always does), or a text that differs when conformance was asked for. A
+ * suppression sets aside the consequence it names; another its run also showed still counts.
  */
 export function failsRun(result: Judged, rule: VerdictRule): boolean {
   if (result.status !== "failed") return false;
-  if (result.kind === "conformance") return rule.conformance;
+  if (result.kind === "conformance") return rule.conformance && result.suppressed === undefined;
   if (result.kind === "limit") return false;
-  return [result.consequence, ...(result.alsoSeen ?? [])].some((consequence) => consequence === undefined || rule.failOn.includes(consequence));
+  const counted = result.suppressed === undefined ? [result.consequence, ...(result.alsoSeen ?? [])] : (result.alsoSeen ?? []);
+  return counted.some((consequence) => consequence === undefined || rule.failOn.includes(consequence));
 }
 
-/** A guarantee that failed with no consequence the rule names. */
-export const tolerated = (result: Judged, rule: VerdictRule): boolean => result.status === "failed" && result.kind === "guarantee" && !failsRun(result, rule);
+/** A failure a suppressions file set aside, and nothing else its run showed fails the run. */
+export const suppressedOnly = (result: Judged, rule: VerdictRule): boolean => result.status === "failed" && result.suppressed !== undefined && !failsRun(result, rule);
+
+/** A guarantee that failed with no consequence the rule names, and no suppression set aside. */
+export const warns = (result: Judged, rule: VerdictRule): boolean =>
+  result.status === "failed" && result.kind === "guarantee" && result.suppressed === undefined && !failsRun(result, rule);
 
 export function summarize(results: readonly Judged[], rule: VerdictRule): Summary {
   const count = (predicate: (result: Judged) => boolean) => results.filter(predicate).length;
+  const byConsequence: Partial<Record<Consequence, number>> = {};
+  for (const result of results) {
+    if (result.status !== "failed" || result.kind === "limit" || result.suppressed !== undefined) continue;
+    const consequence = result.consequence ?? (result.kind === "conformance" ? "wording differs" : "hardening broken");
+    byConsequence[consequence] = (byConsequence[consequence] ?? 0) + 1;
+  }
   return {
     total: results.length,
     passed: count((result) => result.status === "passed"),
     failed: count((result) => failsRun(result, rule)),
-    tolerated: count((result) => tolerated(result, rule)),
+    warnings: count((result) => warns(result, rule)),
+    suppressed: count((result) => suppressedOnly(result, rule)),
     skipped: count((result) => result.status === "skipped"),
     notApplicable: count((result) => result.status === "not-applicable"),
     knownLimits: count((result) => result.kind === "limit" && result.status === "failed"),
     conformanceDiffers: count((result) => result.kind === "conformance" && result.status === "failed"),
+    byConsequence,
   };
+}
+
+/** What a suppressions file names a failure by: its target, its rule and its consequence. */
+export function fingerprintOf(target: string, result: Pick<PropertyResult, "id" | "status" | "kind" | "consequence">): string | undefined {
+  if (result.status !== "failed" || result.kind === "limit") return undefined;
+  return findingFingerprint(target, result.id, result.consequence ?? (result.kind === "conformance" ? "wording differs" : "hardening broken"));
+}
+
+/**
+ * The report with the entries of a suppressions file judged against its failures on `day`: each
+ * failure an entry applies to carries the entry's reason (and date), and the report what every
+ * entry did.
+ */
+export function withSuppressions(report: AuditReport, file: SuppressionsFile, day: string): AuditReport {
+  const findings = report.results.flatMap((result) => {
+    const fingerprint = fingerprintOf(report.target, result);
+    return fingerprint === undefined || result.consequence === undefined ? [] : [{ fingerprint, consequence: result.consequence }];
+  });
+  const outcome = judgeSuppressions(file, findings, day);
+  const results = report.results.map((result) => {
+    const entry = outcome.applied.find((applied) => applied.fingerprint === fingerprintOf(report.target, result));
+    if (entry === undefined) return result;
+    const { fingerprint: _fingerprint, ...suppressed } = entry;
+    return { ...result, suppressed };
+  });
+  return { ...report, results, suppressions: outcome };
 }
 
 export function toJson(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): JsonReport {
@@ -204,8 +267,10 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
     summary: summarize(report.results, report),
     coverage: report.coverage,
     ...(report.time === undefined ? {} : { time: report.time }),
+    ...(report.suppressions === undefined ? {} : { suppressions: report.suppressions }),
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, target, result);
+      const fingerprint = fingerprintOf(report.target, result);
       return {
         id: result.id,
         gate: result.gate,
@@ -227,6 +292,8 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         ...(result.missing === undefined ? {} : { missing: result.missing }),
         ...(replay === undefined ? {} : { replay }),
         ...(result.shortOfFloor === undefined ? {} : { shortOfFloor: result.shortOfFloor }),
+        ...(fingerprint === undefined ? {} : { fingerprint }),
+        ...(result.suppressed === undefined ? {} : { suppressed: result.suppressed }),
       };
     }),
   };
@@ -236,37 +303,73 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const budget = report.timeSeconds === undefined ? `--runs ${report.runs} (some properties scale it down)` : `${report.timeSeconds} s shared by the properties`;
   const shard = report.shard === undefined ? "" : `, shard ${report.shard.index}/${report.shard.count}`;
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${budget}${shard})`, ""];
-  const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);
+  const rows = report.results.map((result) => [result.gate, result.id, verdictOf(result, report), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);
   const header = ["gate", "property", "verdict", "runs", "cases", "time"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const format = (row: string[]) => row.map((cell, column) => (column >= 3 ? cell.padStart(widths[column] as number) : cell.padEnd(widths[column] as number))).join("  ").trimEnd();
   lines.push(format(header));
   for (const [index, result] of report.results.entries()) {
     lines.push(format(rows[index] as string[]));
-    if (result.status === "failed") lines.push(...failureDetail(result, replayCommand(prefix, target, result)));
+    if (result.status === "failed") lines.push(...failureDetail(result, replayCommand(prefix, target, result), fingerprintOf(report.target, result)));
     if (result.status === "skipped") lines.push(`    needs ${result.missing?.join(", ")}, which the module does not export`);
     if (result.status === "not-applicable") lines.push(`    not applicable: ${result.reason ?? "(no reason given)"}`);
     if (result.shortOfFloor !== undefined)
       lines.push(`    ${shortLine(result, result.shortOfFloor)}`);
   }
-  const ids = (predicate: (result: PropertyResult) => boolean) => report.results.filter(predicate).map((result) => result.id);
+  const ids = (predicate: (result: AuditResult) => boolean) => report.results.filter(predicate).map((result) => result.id);
   const limits = ids((result) => result.kind === "limit" && result.status === "failed");
   const differs = ids((result) => result.kind === "conformance" && result.status === "failed");
-  const allowed = ids((result) => tolerated(result, report));
+  const warnings = report.results.filter((result) => warns(result, report)).map((result) => `${result.id} (${result.consequence ?? "no consequence"})`);
   const summary = summarize(report.results, report);
   lines.push("", ...renderCoverage(report.coverage));
   if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
   if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
   if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
-  if (allowed.length > 0) lines.push(`tolerated (--fail-on ${report.failOn.join(",")} leaves out their consequences): ${allowed.join(", ")}`);
-  lines.push(judged(report.results));
+  if (warnings.length > 0) lines.push(`warnings, which do not fail the run (${warningsBecause(report)}): ${warnings.join(", ")}`);
+  if (report.suppressions !== undefined) lines.push(...renderSuppressions(report));
+  lines.push(...notInstalled(report.results), judged(report.results));
   if (report.time !== undefined) lines.push(timeLine(report));
   if (differs.length > 0)
-    lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance"}`);
-  lines.push(
-    `audit: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped${summary.tolerated === 0 ? "" : `, ${summary.tolerated} tolerated`}${summary.notApplicable === 0 ? "" : `, ${summary.notApplicable} not applicable`}`,
-  );
+    lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance or --strict"}`);
+  const more = [
+    [summary.warnings, summary.warnings === 1 ? "warning" : "warnings"],
+    [summary.suppressed, "suppressed"],
+    [summary.notApplicable, "not applicable"],
+  ] as const;
+  lines.push(`audit: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped${more.map(([count, what]) => (count === 0 ? "" : `, ${count} ${what}`)).join("")}`);
   return `${lines.join("\n")}\n`;
+}
+
+/** Why a guarantee's failure is only a warning: the default rule's conventions, or what `--fail-on` left out. */
+function warningsBecause(rule: VerdictRule): string {
+  const byDefault = rule.failOn.length === DEFAULT_FAIL_ON.length && DEFAULT_FAIL_ON.every((consequence) => rule.failOn.includes(consequence));
+  return byDefault ? "the chapter's conventions, departed from with no harm seen; --strict fails on them" : `--fail-on ${rule.failOn.join(",")} leaves out their consequences`;
+}
+
+/** What every entry of the suppressions file did, so that a run never sets a finding aside unsaid. */
+function renderSuppressions({ suppressions, results }: AuditReport): string[] {
+  if (suppressions === undefined) return [];
+  const { file, expired, refused, unused } = suppressions;
+  const until = (entry: { expires?: string }) => (entry.expires === undefined ? "" : ` (until ${entry.expires})`);
+  const set = results.filter((result) => result.suppressed !== undefined);
+  return [
+    `suppressions (${file}): ${set.length === 0 ? "no finding set aside" : `${set.length} finding${set.length === 1 ? "" : "s"} set aside`}`,
+    ...set.map((result) => `  ${result.id} (${result.consequence ?? "no consequence"}): ${result.suppressed?.reason ?? ""}${until(result.suppressed ?? {})}`),
+    ...expired.map((entry) => `  expired on ${entry.expires ?? ""}, so its finding counts again: ${entry.fingerprint} (${entry.reason})`),
+    ...refused.map((entry) => `  not applied: it names an escape, which is set aside only until a date (expires): ${entry.fingerprint} (${entry.reason})`),
+    ...unused.map((entry) => `  matched no finding of this run: ${entry.fingerprint} (${entry.reason})`),
+  ];
+}
+
+/** A not-applicable reason that names a package to install (memfs/world.ts words its own so). */
+const NOT_INSTALLED = /^(\S+) is not installed \((npm i[^)]*)\)/;
+
+/** The properties a missing optional package left unchecked, said once more where the verdict is read. */
+function notInstalled(results: readonly AuditResult[]): string[] {
+  return results.flatMap((result) => {
+    const match = result.status === "not-applicable" ? NOT_INSTALLED.exec(result.reason ?? "") : null;
+    return match === null ? [] : [`not checked: ${result.id} needs ${match[1]}, which is not installed here (${match[2]})`];
+  });
 }
 
 /** A count of every result added up: the runs, cases or milliseconds of properties, or of shards. */
@@ -322,18 +425,20 @@ const SANDBOX_LEGEND = [
   "",
 ];
 
-function verdict(result: PropertyResult, rule: VerdictRule): string {
+/** A result's verdict, as the table's column and every report word it. */
+export function verdictOf(result: Judged, rule: VerdictRule): string {
   if (result.status === "skipped") return "skipped";
   // Too few runs to say it holds: the line under the row says how many, and what the rest would take.
   if (result.shortOfFloor !== undefined) return "too slow to judge";
   if (result.status === "not-applicable") return "not applicable";
-  if (result.kind === "limit") return result.status === "failed" ? "known limit" : "passed (limit closed)";
-  if (result.kind === "conformance" && !rule.conformance) return result.status === "failed" ? "differs" : "passed";
-  if (tolerated(result, rule)) return "tolerated";
-  return result.status === "failed" ? "FAILED" : "passed";
+  if (result.status === "passed") return result.kind === "limit" ? "passed (limit closed)" : "passed";
+  if (result.kind === "limit") return "known limit";
+  if (failsRun(result, rule)) return "FAILED";
+  if (result.suppressed !== undefined) return "suppressed";
+  return result.kind === "conformance" ? "differs" : "warning";
 }
 
-function failureDetail(result: PropertyResult, replay: string | undefined): string[] {
+function failureDetail(result: PropertyResult, replay: string | undefined, fingerprint: string | undefined): string[] {
   const indent = (text: string) => text.split("\n").map((line) => `      ${line}`);
   return [
     `    rule: ${result.title}`,
@@ -343,5 +448,6 @@ function failureDetail(result: PropertyResult, replay: string | undefined): stri
     ...indent(result.counterexample ?? "(none)"),
     ...(result.shrinkStopped === true ? [`    ${SHRINK_STOPPED}`] : []),
     ...(replay === undefined ? [] : [`    replay: ${replay}`]),
+    ...(fingerprint === undefined ? [] : [`    fingerprint: ${fingerprint} (what a --suppressions entry names it by)`]),
   ];
 }

@@ -7,13 +7,16 @@
  * reason, and the seed and path that replay exactly that case. A case that does not answer within
  * `timeoutMs` fails as a hang, with that case (unshrunk) as the counterexample, rather than stalling
  * the audit; the sandbox it held is removed when the property is done, and so are the others unless
- * the caller keeps them for its next run.
+ * the caller keeps them for its next run. A departure from the chapter's conventions (a failure whose
+ * consequence is a convention's) does not end the search: the runs go on, since a later one may show
+ * harm, and the departure is the result only when nothing graver failed (then shrunk, and replayable
+ * by its path); a graver failure lists it in `alsoSeen`.
  * Does not promise: isolation from a target that corrupts process state (a fork that `chdir`s or
  * patches globals affects later properties).
  */
 import fc from "fast-check";
 import { type AuditProperty, type Gate, type PropertyKind, Hang, Violation, disposeSandboxes, settle } from "./property.js";
-import { type Consequence, type Cwe, type Threat, weaknessesOf } from "../findings/findings.js";
+import { type Consequence, type Cwe, type Threat, isConvention, weaknessesOf } from "../findings/findings.js";
 import { type CallCount, type OptionCount, PastDeadline, addCalls, addOptions, optionsRecord, recordingCalls } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 
@@ -52,6 +55,13 @@ export interface RunOptions {
    * roots with them); the caller removes them with `disposeSandboxes()` when it is done.
    */
   keepSandboxes?: boolean;
+  /**
+   * What a departure from a convention does: `search on` (the default) notes the first, goes on with
+   * the runs and, when nothing graver failed, shrinks it; `note` goes on too but reports it unshrunk
+   * (a later block of a time budget, whose first block shrank one already); `fail` ends the property
+   * there as any broken rule does (always so for a replay, `path`, and for `stopAtFirstFailure`).
+   */
+  departures?: "search on" | "note" | "fail";
 }
 
 /**
@@ -138,6 +148,12 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const unchecked = notRun(property as AuditProperty<unknown>, target);
   if (unchecked !== undefined) return { ...common, ...unchecked, runs: 0, cases: 0, timeMs: 0, calls: {} };
   const timeoutMs = options.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS;
+  const departures = options.path !== undefined || options.stopAtFirstFailure === true ? "fail" : (options.departures ?? "search on");
+  // The first run that departed from a convention, while the search goes on for worse.
+  let departure: { run: number; value: T; error: unknown } | undefined;
+  // The consequence of the failure being shrunk: a candidate that only departs does not stand in for a graver one.
+  let shrinkingFrom: Consequence | undefined;
+  let nextRun = options.firstRun ?? 0;
   let started = 0;
   let hung = false;
   // The cases of every run that passed, and of the first that failed the one that broke the rule (it
@@ -196,6 +212,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       return;
     }
     options.onCase?.(++started);
+    const run = nextRun;
+    if (!shrinking) nextRun += 1;
     const deadlineAt = options.caseDeadlineMs === undefined ? undefined : startedAt + options.caseDeadlineMs;
     const recorded = await recordingCalls(() => settle(judge(value)), deadlineAt);
     if (!shrinking) {
@@ -207,9 +225,18 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     const cut = !answer.ok && answer.error instanceof PastDeadline;
     const left = cut ? Math.max(recorded.unjudged, property.casesIn?.(value) ?? 1) : recorded.unjudged;
     if (!answer.ok && !cut) {
-      consequences.add(consequenceOf(answer.error));
+      const consequence = consequenceOf(answer.error);
+      consequences.add(consequence);
+      if (shrinking && isConvention(consequence) && !isConvention(shrinkingFrom)) return;
+      if (!shrinking && departures !== "fail" && isConvention(consequence)) {
+        // The case was judged to its end (a property settles departures last): its cases count.
+        cases += (property.casesIn?.(value) ?? 1) - recorded.folded;
+        departure ??= { run, value, error: answer.error };
+        return;
+      }
       if (!shrinking) cases += 1;
       shrinking = true;
+      shrinkingFrom ??= consequence;
       throw answer.error;
     }
     if (!shrinking) {
@@ -239,26 +266,33 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     ...(unjudged > 0 || details.interrupted ? { cutShort: true as const } : {}),
     ...(unjudged > 0 ? { unjudged } : {}),
   };
-  if (!details.failed) return { ...common, status: "passed", ...counted };
-  const [value] = details.counterexample ?? [];
-  const { errorInstance } = details;
-  const consequence = consequenceOf(errorInstance);
-  const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
-  const threat = await threatNeeded(property, target, value, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs);
-  await disposeSandboxes({ keepIdle: options.keepSandboxes === true });
-  return {
-    ...common,
-    status: "failed",
-    ...counted,
-    counterexample: value === undefined ? "(none)" : property.render(value),
-    ...(shrinkStopped ? { shrinkStopped: true as const } : {}),
-    reason: describeFailure(errorInstance),
-    consequence,
-    ...(alsoSeen.length === 0 ? {} : { alsoSeen }),
-    threat,
-    weaknesses: weaknessesOf(consequence, threat, property.weaknesses),
-    ...(details.counterexamplePath === null ? {} : { path: details.counterexamplePath }),
+  const failure = async (value: T | undefined, error: unknown, path: string | null): Promise<PropertyResult> => {
+    const consequence = consequenceOf(error);
+    const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
+    const threat = await threatNeeded(property, target, value, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs);
+    await disposeSandboxes({ keepIdle: options.keepSandboxes === true });
+    return {
+      ...common,
+      status: "failed",
+      ...counted,
+      counterexample: value === undefined ? "(none)" : property.render(value),
+      ...(shrinkStopped ? { shrinkStopped: true as const } : {}),
+      reason: describeFailure(error),
+      consequence,
+      ...(alsoSeen.length === 0 ? {} : { alsoSeen }),
+      threat,
+      weaknesses: weaknessesOf(consequence, threat, property.weaknesses),
+      ...(path === null ? {} : { path }),
+    };
   };
+  if (details.failed) return failure(details.counterexample?.[0], details.errorInstance, details.counterexamplePath);
+  if (departure === undefined) return { ...common, status: "passed", ...counted };
+  if (departures === "search on") {
+    // Nothing graver failed: the departure is the result, shrunk from its own run.
+    const shrunk = await runProperty(property, target, { ...options, firstRun: departure.run, runs: 1, departures: "fail" });
+    if (shrunk.status === "failed") return { ...shrunk, ...counted, timeMs: counted.timeMs + shrunk.timeMs };
+  }
+  return failure(departure.value, departure.error, String(departure.run));
 }
 
 /**

@@ -4,9 +4,11 @@
  * CWE weaknesses code scanning ranks it by; and the `--fail-on` rule of a verdict.
  *
  * Promises: every consequence and threat has a meaning and its weaknesses; every consequence of a
- * security weakness has a GitHub `security-severity` (0.1 to 10); an escape (`outside changed`,
- * `outside read`) fails the run whatever `--fail-on` says, and an unknown consequence given to it is a
- * usage error that lists the known ones.
+ * security weakness has a GitHub `security-severity` (0.1 to 10); every consequence has a tier: an
+ * escape (`outside changed`, `outside read`) fails the run whatever `--fail-on` says; harm and a broken
+ * defence fail it by default; a departure from the chapter's conventions is a warning unless the
+ * user asks for strictness (`--strict`). An unknown consequence given to `--fail-on` is a usage error
+ * that lists the known ones.
  */
 import { UsageError } from "../cli-command.js";
 
@@ -24,15 +26,23 @@ export type Consequence =
   | "unavailable"
   | "hardening broken"
   | "not attacked"
+  | "convention differs"
   | "wording differs";
+
+/**
+ * What the verdict does with a consequence: an escape always fails the run; harm (the user lost
+ * something), a broken defence (a weakness with no harm seen) and an unattacked tool fail it unless
+ * `--fail-on` leaves them out; a convention (the chapter's way, departed from safely) is a warning
+ * unless `--strict`.
+ */
+export type Tier = "escape" | "harm" | "weakness" | "convention";
 
 export interface ConsequenceTerms {
   meaning: string;
   /** GitHub's `security-severity` (CVSS scale); none where no weakness was shown (coverage, wording). */
   securitySeverity?: number;
   weaknesses: readonly Cwe[];
-  /** Seen on the disk or in an answer: the boundary broke. Always fails the run. */
-  escape: boolean;
+  tier: Tier;
 }
 
 export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
@@ -40,60 +50,66 @@ export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
     meaning: "a file or directory outside the workspace was created, changed or removed (seen on the disk)",
     securitySeverity: 9.1,
     weaknesses: ["CWE-22"],
-    escape: true,
+    tier: "escape",
   },
   "outside read": {
     meaning: "content from outside the workspace reached the model, in an answer or in a file inside",
     securitySeverity: 7.5,
     weaknesses: ["CWE-22", "CWE-200"],
-    escape: true,
+    tier: "escape",
   },
   "approval bypassed": {
     meaning: "a call reached a tool although its approval refused it, its name was not exactly the tool's, or the run had been aborted",
     securitySeverity: 8.1,
     weaknesses: ["CWE-863"],
-    escape: false,
+    tier: "harm",
   },
   "inside destroyed": {
     meaning: "a file inside the workspace lost its content to a call whose contract keeps it",
     securitySeverity: 6.5,
     weaknesses: ["CWE-706"],
-    escape: false,
+    tier: "harm",
   },
   misreported: {
     meaning: "a call answered success, but what it reported doing is found neither inside the workspace nor outside it (its content went into a device, a FIFO, or nowhere)",
     securitySeverity: 4.3,
     weaknesses: ["CWE-393"],
-    escape: false,
+    tier: "harm",
   },
   "outside revealed": {
     meaning: "an answer told something of the outside: a name, a size, a time, whether a path exists",
     securitySeverity: 5.3,
     weaknesses: ["CWE-200", "CWE-203"],
-    escape: false,
+    tier: "harm",
   },
   unavailable: {
     meaning: "a resource limit did not hold: a call hung, flooded its answer, outlived its timeout, or stopped the target",
     securitySeverity: 5.3,
     weaknesses: ["CWE-400"],
-    escape: false,
+    tier: "harm",
   },
   "hardening broken": {
     meaning:
-      "a rule this kit holds tools to broke with no harm seen: a path check answered wrongly, a NUL path was taken for another, a replaced root was followed, an error was hidden, invalid input was accepted, a read was cut wrongly",
+      "a defence broke with no harm seen: a path check accepted what it must refuse, a NUL path was taken for another, a replaced root was followed, an error was hidden, invalid input was acted on, a long read was cut without saying how much",
     securitySeverity: 3.7,
     weaknesses: ["CWE-693"],
-    escape: false,
+    tier: "weakness",
   },
   "not attacked": {
     meaning: "a tool that takes a path was never called by the audit, so nothing is known of it",
     weaknesses: [],
-    escape: false,
+    tier: "weakness",
+  },
+  "convention differs": {
+    meaning:
+      "a convention of the chapter was departed from with no harm seen: a path it accepts was refused, a path inside was answered otherwise, a limit's notice or a cut read was written its own way, a corpus row was answered otherwise inside the root",
+    weaknesses: [],
+    tier: "convention",
   },
   "wording differs": {
-    meaning: "a text differs from the chapter's: safe, and a failure only with --conformance",
+    meaning: "a text differs from the chapter's: safe, and a failure only with --conformance or --strict",
     weaknesses: [],
-    escape: false,
+    tier: "convention",
   },
 };
 
@@ -125,14 +141,25 @@ export function findingLines(finding: { consequence?: Consequence; alsoSeen?: re
   return [...(finding.consequence === undefined ? [] : [`consequence: ${finding.consequence}${also}`]), ...(finding.threat === undefined ? [] : [`threat: ${finding.threat}`])];
 }
 
-export const ESCAPES: readonly Consequence[] = (Object.keys(CONSEQUENCES) as Consequence[]).filter((consequence) => CONSEQUENCES[consequence].escape);
+const ALL = Object.keys(CONSEQUENCES) as Consequence[];
+
+/** A departure from the chapter's conventions: safe, and a warning unless the user asks for strictness. */
+export const isConvention = (consequence: Consequence | undefined): boolean => consequence !== undefined && CONSEQUENCES[consequence].tier === "convention";
+
+export const ESCAPES: readonly Consequence[] = ALL.filter((consequence) => CONSEQUENCES[consequence].tier === "escape");
 
 /**
- * What fails the run unless `--fail-on` says otherwise: every consequence a guarantee's failure can
- * have. A gate that let one through by default would be green for a reason its user never chose;
- * wording is not a guarantee's, and `--conformance` decides it.
+ * Every consequence a guarantee's failure can have, conventions included: what `--strict` and a
+ * comparison with a baseline fail on. Wording is not a guarantee's: `--conformance` decides it.
  */
-export const DEFAULT_FAIL_ON: readonly Consequence[] = (Object.keys(CONSEQUENCES) as Consequence[]).filter((consequence) => consequence !== "wording differs");
+export const STRICT_FAIL_ON: readonly Consequence[] = ALL.filter((consequence) => consequence !== "wording differs");
+
+/**
+ * What fails the run unless `--fail-on` or `--strict` says otherwise: every consequence but a
+ * convention's. A correct module written otherwise than the chapter passes; a weakness with no harm
+ * seen still fails, since the next tree may show the harm.
+ */
+export const DEFAULT_FAIL_ON: readonly Consequence[] = STRICT_FAIL_ON.filter((consequence) => CONSEQUENCES[consequence].tier !== "convention");
 
 /**
  * The consequences `--fail-on` names (comma-separated, each spelt as reports write it or with `-`
@@ -140,10 +167,10 @@ export const DEFAULT_FAIL_ON: readonly Consequence[] = (Object.keys(CONSEQUENCES
  */
 export function parseFailOn(values: readonly string[]): Consequence[] {
   const named = values.flatMap((value) => value.split(",")).map((name) => name.trim().replaceAll("-", " ")).filter((name) => name !== "");
-  if (named.length === 0) throw new UsageError(`--fail-on needs at least one consequence: ${DEFAULT_FAIL_ON.join(", ")}`);
-  const unknown = named.filter((name) => !DEFAULT_FAIL_ON.includes(name as Consequence));
+  if (named.length === 0) throw new UsageError(`--fail-on needs at least one consequence: ${STRICT_FAIL_ON.join(", ")}`);
+  const unknown = named.filter((name) => !STRICT_FAIL_ON.includes(name as Consequence));
   if (unknown.includes("wording differs")) throw new UsageError("--fail-on: wording differs is not a guarantee's consequence; --conformance makes differing texts fail the run");
   if (unknown.length > 0)
-    throw new UsageError(`--fail-on: unknown consequence ${unknown.map((name) => JSON.stringify(name)).join(", ")}; the consequences are ${DEFAULT_FAIL_ON.join(", ")}`);
-  return DEFAULT_FAIL_ON.filter((consequence) => ESCAPES.includes(consequence) || named.includes(consequence));
+    throw new UsageError(`--fail-on: unknown consequence ${unknown.map((name) => JSON.stringify(name)).join(", ")}; the consequences are ${STRICT_FAIL_ON.join(", ")}`);
+  return STRICT_FAIL_ON.filter((consequence) => ESCAPES.includes(consequence) || named.includes(consequence));
 }

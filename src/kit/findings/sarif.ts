@@ -9,7 +9,9 @@
  * shrinks otherwise); a rule whose result has a consequence of a weakness carries its
  * `security-severity` and its CWE tags, as code scanning ranks alerts by them. A location under the
  * working directory is written relative to it; one elsewhere as a `file:` URI, with the working
- * directory as the checkout path.
+ * directory as the checkout path. When suppressions were judged, every result has SARIF
+ * `suppressions` (SARIF 2.1.0 §3.27.23: all results or none): one accepted, external suppression with
+ * its justification for a finding set aside, none for the others.
  */
 import { createHash } from "node:crypto";
 import { isAbsolute, relative, resolve, sep } from "node:path";
@@ -57,6 +59,8 @@ export interface SarifResult {
   weaknesses: readonly Cwe[];
   /** The target as the command names it: with the rule and the consequence, what makes a finding the same. */
   target: string;
+  /** When suppressions were judged: the one that set this finding aside, or null. */
+  suppression?: { justification: string; expires?: string } | null;
   properties: Record<string, unknown>;
 }
 
@@ -78,6 +82,12 @@ export function cweTag(cwe: Cwe): string {
 /** The fingerprint two runs of one finding share. */
 export function findingFingerprint(target: string, ruleId: string, consequence: Consequence): string {
   return createHash("sha256").update(JSON.stringify([target, ruleId, consequence])).digest("hex").slice(0, 32);
+}
+
+function suppressionsOf(suppression: SarifResult["suppression"]): object[] {
+  if (suppression === undefined || suppression === null) return [];
+  const { justification, expires } = suppression;
+  return [{ kind: "external", status: "accepted", justification, ...(expires === undefined ? {} : { properties: { expires } }) }];
 }
 
 export function toSarifLog(run: SarifRun, cwd = process.cwd()): string {
@@ -108,6 +118,7 @@ export function toSarifLog(run: SarifRun, cwd = process.cwd()): string {
     message: { text: result.message },
     locations: [{ physicalLocation }],
     partialFingerprints: { "workspaceGatesFinding/v1": findingFingerprint(result.target, result.ruleId, result.consequence) },
+    ...(result.suppression === undefined ? {} : { suppressions: suppressionsOf(result.suppression) }),
     properties: { consequence: result.consequence, threat: result.threat, weaknesses: result.weaknesses, ...result.properties },
   }));
   const log = {

@@ -37,6 +37,7 @@ export const TEMP_PREFIX = "workspace-gates-toctou-";
 export const toctouCommand: CliCommand = {
   name: "toctou",
   summary: "show the check-then-use (TOCTOU) window: read and write escape through a swapped directory",
+  synopsis: "workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]",
   usage: TOCTOU_USAGE,
   async run(argv, io) {
     const plan = parseToctouFlags(argv);

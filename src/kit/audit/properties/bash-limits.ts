@@ -14,9 +14,13 @@
  * - `bashLimits.timeout`: a command that outlives 10 s is stopped, answered `isError` with the timeout
  *   named. One case, and it costs what the target's timeout costs: 10 s of the audit's time for the
  *   chapter's tools (`maxRuns: 1`); a target that has not answered 5 s later has failed.
+ * A limit that did not hold is `unavailable`, and output cut without saying how much breaks a
+ * defence; an answer that stops the flood or the command but names the limit (65536 bytes, the
+ * stream, the timeout) in words of its own departs from the chapter's convention, a warning unless
+ * `--strict`.
  */
 import fc from "fast-check";
-import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../property.js";
 
 /** The chapter's limits, which the audit holds a target's defaults to. */
 const OUTPUT_LIMIT = 64 * 1024;
@@ -82,6 +86,7 @@ export const bashLimitsOutput: AuditProperty<OutputCase> = {
   arbitrary: outputCase,
   render: (value) => `bash ${JSON.stringify(commandFor(value))}`,
   async check(target, value) {
+    const departures = new Departures();
     await inSandbox(async (box) => {
       const result = await execute(toolsOf(target, box.root).bash, { command: commandFor(value) });
       const content = String(result.content);
@@ -95,8 +100,9 @@ export const bashLimitsOutput: AuditProperty<OutputCase> = {
       const rule = content.split("\n", 1)[0] ?? "";
       const named = namedStreams(value);
       if (!/65536|64 ?KiB/i.test(rule) || !named.some((stream) => rule.includes(stream)))
-        violation(`the answer's first line does not name the limit (65536 bytes) and the stream that flooded (${named.join(" or ")}): ${JSON.stringify(rule.slice(0, 200))}`, "hardening broken");
+        departures.note(box, `the answer's first line does not name the limit (65536 bytes) and the stream that flooded (${named.join(" or ")}): ${JSON.stringify(rule.slice(0, 200))}`);
     });
+    departures.settle();
   },
 };
 
@@ -113,6 +119,7 @@ export const bashLimitsTimeout: AuditProperty<null> = {
   arbitrary: fc.constant(null),
   render: () => `bash "exec sleep ${(2 * TIMEOUT_MS) / 1000}"`,
   async check(target) {
+    const departures = new Departures();
     await inSandbox(async (box) => {
       const giveUp = new AbortController();
       let timer: NodeJS.Timeout | undefined;
@@ -127,7 +134,8 @@ export const bashLimitsTimeout: AuditProperty<null> = {
         violation(`no answer ${(TIMEOUT_MS + TIMEOUT_GRACE_MS) / 1000} s after the start of a command that outlives 10 s: it was not stopped`);
       }
       if (result.isError !== true) violation(`answered a command that outlived the timeout as a success: ${JSON.stringify(result)}`);
-      if (!/time ?out|timed out/i.test(String(result.content))) violation(`the answer does not name the timeout: ${JSON.stringify(String(result.content).slice(0, 200))}`, "hardening broken");
+      if (!/time ?out|timed out/i.test(String(result.content))) departures.note(box, `the answer does not name the timeout: ${JSON.stringify(String(result.content).slice(0, 200))}`);
     });
+    departures.settle();
   },
 };

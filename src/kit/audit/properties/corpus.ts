@@ -6,6 +6,11 @@
  * A row fails when the target's answer is neither upstream's nor one the kit gives and argues for
  * (docs/corpora.md), or when a call changes anything outside the tools' root. A failure names every
  * failing row with its source: "fails the official MCP filesystem server's own sibling-paths case 3".
+ * A row refused where upstream or the kit accepts (a lexical row: an inside path called outside), or
+ * accepted at another file inside the tools' root, departs from a convention of the table (a warning
+ * unless `--strict`); one accepted outside the tools' root (a lexical row: an outside path called
+ * inside) breaks a defence; one that changed the outside is an escape. The failure takes the gravest
+ * consequence of its rows, and each row says which it showed.
  * The rows are data in src/kit/corpora/, compiled into the package with the audit that replays them.
  */
 import fc from "fast-check";
@@ -30,20 +35,30 @@ function acceptableTreeVerdicts(row: TreeRow, rootReal: string): Set<string> {
   return new Set([...(upstream.accepts ? (landsInside ? [`accepted ${upstream.lands}`] : []) : ["refused"]), ...kit.map((answer) => verdictOf(answer.outcome))]);
 }
 
-/** Why `row` fails against `target` and whether its call changed the outside, or undefined when its answer is one upstream or the kit gives. */
-async function failureOf(target: AuditTarget, row: CorpusRow): Promise<{ why: string; changedOutside?: true } | undefined> {
+/** How grave a failing row is: a departure from the table's convention, a broken defence, an escape. */
+type RowFailure = { why: string; breach: "convention differs" | "hardening broken" | "outsideChanged" };
+
+/** Why `row` fails against `target` and how gravely, or undefined when its answer is one upstream or the kit gives. */
+async function failureOf(target: AuditTarget, row: CorpusRow): Promise<RowFailure | undefined> {
   if (row.kind === "lexical") {
     const answer = lexicalAnswer(row, target.isInside!);
-    return answer === row.upstream || answer === row.kit ? undefined : { why: `isInside answered ${String(answer)}; upstream and the kit answer ${String(row.upstream)}` };
+    if (answer === row.upstream || answer === row.kit) return undefined;
+    return { why: `isInside answered ${String(answer)}; upstream and the kit answer ${String(row.upstream)}`, breach: answer ? "hardening broken" : "convention differs" };
   }
   const createTools = (root: string): Tool[] =>
     Object.values(toolsOf(target, root)).map((tool) => ({ spec: tool.spec, execute: (input: unknown) => execute(tool, input) }));
   const replay = await inSandbox((box) => replayTree(row, box, createTools));
-  if (replay.outsideRoot.length > 0) return { why: `${row.tool} changed ${replay.outsideRoot.join(", ")}, outside the tools' root`, changedOutside: true };
+  if (replay.outsideRoot.length > 0) return { why: `${row.tool} changed ${replay.outsideRoot.join(", ")}, outside the tools' root`, breach: "outsideChanged" };
   const verdict = verdictOf(replay.outcome);
   const acceptable = acceptableTreeVerdicts(row, replay.rootReal);
-  return acceptable.has(verdict) ? undefined : { why: `${row.tool} ${JSON.stringify(row.path)} ${verdict}; upstream or the kit: ${[...acceptable].join(" or ")}` };
+  if (acceptable.has(verdict)) return undefined;
+  const { outcome } = replay;
+  const inside = outcome.verdict !== "accepted" || replay.rootReal === "" || outcome.lands.startsWith(`${replay.rootReal}/`);
+  return { why: `${row.tool} ${JSON.stringify(row.path)} ${verdict}; upstream or the kit: ${[...acceptable].join(" or ")}`, breach: inside ? "convention differs" : "hardening broken" };
 }
+
+/** The breaches, gravest first. */
+const GRAVITY: readonly RowFailure["breach"][] = ["outsideChanged", "hardening broken", "convention differs"];
 
 function corpusProperty(corpus: Corpus, title: string, needs: AuditProperty["needs"]): AuditProperty<null> {
   return {
@@ -60,19 +75,19 @@ function corpusProperty(corpus: Corpus, title: string, needs: AuditProperty["nee
     render: () => `every row of ${corpus.owner} table, in order`,
     async check(target) {
       const failures = new Map<string, string[]>();
-      let changedOutside = false;
+      let gravest: RowFailure["breach"] | undefined;
       for (const row of corpus.rows) {
         const failure = await failureOf(target, row);
         if (failure === undefined) continue;
-        changedOutside ||= failure.changedOutside === true;
-        failures.set(row.source.file, [...(failures.get(row.source.file) ?? []), `fails ${describeRow(corpus, row)}: ${failure.why}`]);
+        if (gravest === undefined || GRAVITY.indexOf(failure.breach) < GRAVITY.indexOf(gravest)) gravest = failure.breach;
+        const breach = failure.breach === "outsideChanged" ? "outside changed" : failure.breach;
+        failures.set(row.source.file, [...(failures.get(row.source.file) ?? []), `fails ${describeRow(corpus, row)}: ${failure.why} (${breach})`]);
       }
       const count = [...failures.values()].reduce((sum, lines) => sum + lines.length, 0);
       const shown = [...failures].flatMap(([file, lines]) =>
         lines.length > SHOWN_PER_FILE ? [...lines.slice(0, SHOWN_PER_FILE), `… and ${lines.length - SHOWN_PER_FILE} more rows of ${file}`] : lines,
       );
-      // A row whose call changed the outside makes the whole failure that; any other breaks a hardening rule.
-      if (count > 0) violation(`${count} of ${corpus.rows.length} rows:\n  ${shown.join("\n  ")}`, changedOutside ? "outsideChanged" : undefined);
+      if (count > 0) violation(`${count} of ${corpus.rows.length} rows:\n  ${shown.join("\n  ")}`, gravest);
     },
   };
 }

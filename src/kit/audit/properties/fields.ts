@@ -8,20 +8,24 @@
  *   input is acted on (read returns the file, write writes it, bash runs). Path and command strings are
  *   replaced by harmless ones before the call: this property is about shapes, and a generated string
  *   must never become a shell command.
+ *   Refusing valid input (a schema stricter than the chapter's) or answering a valid read in a format
+ *   of its own departs from the chapter's convention, a warning unless `--strict`; acting on invalid
+ *   input breaks a defence.
  * - `conformance.fields` (conformance): the refusal is exactly the chapter's text
  *   (`INVALID_READ_INPUT`, … in src/gates/messages.ts), and valid input never gets it.
  * - `fields.rootFromInput`: extra fields that name another root or working directory (`root`, `cwd`,
- *   …) pointing outside are ignored: the root comes from construction, never from tool input.
+ *   …) pointing outside are ignored: the root comes from construction, never from tool input (bash's
+ *   `pwd -P` prints the root on a line of its own, in whatever answer the tool wraps it).
  * - `fields.nulBytes`: a path with a NUL byte is refused by read and write, never cut or cleaned
  *   into another path (no OS path can hold NUL, so such input is malformed, not a file name).
  */
 import fc from "fast-check";
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { showValue } from "../show.js";
 import type { AuditTarget } from "../../operations/target.js";
-import { SECRET } from "../../sandbox/sandbox.js";
+import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
 import { type Area, areaPath } from "../../sandbox/tree.js";
 import { neighbourArea, nulCandidate, toolInput } from "../arbitraries/index.js";
 import { INVALID_BASH_INPUT, INVALID_READ_INPUT, INVALID_WRITE_INPUT } from "../../../gates/messages.js";
@@ -96,14 +100,14 @@ async function contents(dir: string): Promise<Map<string, string>> {
 }
 
 /** Calls `tool` with `input` in a workspace holding the probe file (and the coerced name's twin). */
-async function callWithProbes(target: AuditTarget, tool: ToolName, input: unknown, judge: (call: FieldsCall) => Promise<void>): Promise<void> {
+async function callWithProbes(target: AuditTarget, tool: ToolName, input: unknown, judge: (call: FieldsCall, box: Sandbox) => Promise<void>): Promise<void> {
   await inSandbox(async (box) => {
     const coerced = coercedName(input);
     for (const name of [PROBE_FILE, ...(coerced === undefined ? [] : [coerced])]) await writeFile(join(box.root, name), PROBE_CONTENT);
     const before = await contents(box.root);
     const result = await execute(toolsOf(target, box.root)[tool], input);
     const valid = isPlainRecord(input) && REQUIRED[tool].every((field) => typeof input[field] === "string");
-    await judge({ valid, result, before, after: () => contents(box.root) });
+    await judge({ valid, result, before, after: () => contents(box.root) }, box);
   });
 }
 
@@ -141,8 +145,9 @@ export const fieldsTools: AuditProperty<FieldsCase> = {
   casesIn: inputCount,
   render: renderFieldsCase,
   async check(target, { tool, inputs }) {
+    const departures = new Departures();
     for (const input of inputs) {
-      await callWithProbes(target, tool, input, async ({ valid, result, before, after }) => {
+      await callWithProbes(target, tool, input, async ({ valid, result, before, after }, box) => {
         if (!valid) {
           if (result.isError !== true) violation(`answered ${showValue(result)} to invalid input instead of refusing it with isError`);
           if (String(result.content).includes(PROBE_CONTENT)) violation(`refused, but read a file named after the value first: ${showValue(result)}`);
@@ -150,12 +155,13 @@ export const fieldsTools: AuditProperty<FieldsCase> = {
           if (showValue([...now]) !== showValue([...before])) violation(`refused, but the workspace changed: ${showValue([...before])} became ${showValue([...now])}`);
           return;
         }
-        if (result.isError === true) violation(`refused valid input: ${showValue(result)}`);
-        if (tool === "read" && result.content !== PROBE_CONTENT) violation(`read of the probe file answered ${showValue(result)}`);
+        if (result.isError === true) return departures.note(box, `refused valid input: ${showValue(result)}`);
+        if (tool === "read" && result.content !== PROBE_CONTENT) departures.note(box, `read of the probe file answered ${showValue(result)}`);
         if (tool === "write" && (await after()).get(PROBE_FILE) !== (input as { content: string }).content)
           violation(`write reported success (${showValue(result)}) but the probe file does not hold the content`);
       });
     }
+    departures.settle();
   },
 };
 
@@ -212,7 +218,7 @@ export const fieldsRootFromInput: AuditProperty<RootFromInputCase> = {
       const input = { read: { path: "secret.txt" }, write: { path: "secret.txt", content: "from the input root" }, bash: { command: "pwd -P" } }[tool];
       const result = await execute(tools[tool], { ...input, ...extra });
       if (String(result.content).includes(SECRET)) violation(`read the canary through an input root: ${String(result.content)}`, "secretInAnswer");
-      if (tool === "bash" && result.isError !== true && result.content !== `${box.root}\n`)
+      if (tool === "bash" && result.isError !== true && !String(result.content).split("\n").includes(box.root))
         violation(`bash ran in ${String(result.content).trim()}, not in the workspace root`);
     });
   },

@@ -3,11 +3,16 @@
  * tree, so it neither accepts what the chapter refuses nor refuses a legitimate path such as `..foo`
  * or a link that stays inside; an accepted path must be exactly the lexically resolved candidate,
  * against the root's real path whatever spelling of it the implementation was handed.
+ *
+ * Accepting what the chapter refuses, or answering a path that does not resolve inside, breaks a
+ * defence. Refusing what it accepts (over-strict), or answering another path that resolves inside
+ * (the real path instead of the lexical one), departs from the chapter's convention with no harm:
+ * a warning unless `--strict`.
  */
 import { candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { predictWorkspacePath, scanModel } from "../model-resolver.js";
-import { type AuditProperty, settle, violation } from "../property.js";
-import { type ContainmentCase, containmentCases, inCaseSandbox, probeCount, renderCase, treeThreat, withoutLinks } from "./containment.js";
+import { type AuditProperty, Departures, isUnder, settle, violation } from "../property.js";
+import { type ContainmentCase, canonicalExisting, containmentCases, inCaseSandbox, probeCount, renderCase, treeThreat, withoutLinks } from "./containment.js";
 
 export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   id: "precision.workspacePath",
@@ -22,6 +27,7 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   casesIn: probeCount,
   render: (value) => renderCase(value),
   async check(target, value) {
+    const departures = new Departures();
     await inCaseSandbox(target, value, async (box, root) => {
       // workspacePath changes nothing, so one scan of the tree models every probe.
       const model = await scanModel(box.base);
@@ -31,12 +37,17 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
         if (expected.kind === "unknown") continue;
         const actual = await settle(target.workspacePath!(root, text, creating));
         if (expected.kind === "accept" && !actual.ok)
-          violation(`refused a legitimate path ${JSON.stringify(text)} (model accepts ${expected.path}): ${String(actual.error)}`);
-        if (expected.kind === "accept" && actual.ok && actual.value !== expected.path)
-          violation(`accepted ${JSON.stringify(text)}, but answered ${String(actual.value)} instead of ${expected.path}`);
+          departures.note(box, `refused a legitimate path ${JSON.stringify(text)} (model accepts ${expected.path}): ${String(actual.error)}`);
+        if (expected.kind === "accept" && actual.ok && actual.value !== expected.path) {
+          const real = typeof actual.value === "string" ? await canonicalExisting(actual.value) : undefined;
+          const answered = `accepted ${JSON.stringify(text)}, but answered ${String(actual.value)} instead of ${expected.path}`;
+          if (real === undefined || !isUnder(box.root, real)) violation(`${answered}, which does not resolve inside the workspace`);
+          departures.note(box, `${answered} (both inside the workspace)`);
+        }
         if (expected.kind === "refuse" && actual.ok)
           violation(`accepted ${JSON.stringify(text)} as ${String(actual.value)}, which the model refuses (${expected.reason})`);
       }
     });
+    departures.settle();
   },
 };

@@ -4,13 +4,18 @@
  *   starts with exactly the first 8 000 characters, ends with exactly the last 8 000, and between them
  *   says how many were dropped (the exact count, as a number) in at most `MAX_NOTICE_CHARS`
  *   characters: the dropped text itself is not there.
+ *   A file cut otherwise (another head and tail, a long notice, a refusal of a file over the
+ *   budget) departs from the chapter's convention, a warning unless `--strict`; however it is cut, the
+ *   answer must still say how many characters it dropped (its digits are the notice's: the files hold
+ *   none), or the cut breaks a defence; an answer that keeps the whole file floods the model's context.
  * - `conformance.truncation` (conformance): what stands between them is exactly the chapter's
  *   `\n[truncated N characters]\n` (`truncationMarker` in src/gates/truncate.ts).
  */
 import fc from "fast-check";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../property.js";
+import type { Sandbox } from "../../sandbox/sandbox.js";
 import { showDifference, showValue } from "../show.js";
 import type { AuditTarget } from "../../operations/target.js";
 import { MAX_READ_CHARS, truncationMarker } from "../../../gates/truncate.js";
@@ -43,13 +48,19 @@ function contentOf({ length: size, alphabet: chars }: TruncationCase): string {
 const render = (value: TruncationCase) => `read of a file of ${value.length} characters drawn from ${showValue(value.alphabet)}`;
 
 /** Reads a file of the case's content through the target's read tool. */
-async function readBack(target: AuditTarget, value: TruncationCase, judge: (content: string, answer: unknown, isError: boolean) => void): Promise<void> {
+async function readBack(target: AuditTarget, value: TruncationCase, judge: (content: string, answer: unknown, isError: boolean, box: Sandbox) => void): Promise<void> {
   await inSandbox(async (box) => {
     const content = contentOf(value);
     await writeFile(join(box.root, "file.txt"), content);
     const result = await execute(toolsOf(target, box.root).read, { path: "file.txt" });
-    judge(content, result.content, result.isError === true);
+    judge(content, result.content, result.isError === true, box);
   });
+}
+
+/** Whether `answer` names a count of dropped characters that fits it: at least what is missing, at most that and a notice. */
+function saysHowMany(content: string, answer: string): boolean {
+  const least = content.length - answer.length;
+  return (answer.match(/\d+/g) ?? []).map(Number).some((count) => count >= least && count <= least + MAX_NOTICE_CHARS);
 }
 
 export const truncationRead: AuditProperty<TruncationCase> = {
@@ -63,23 +74,33 @@ export const truncationRead: AuditProperty<TruncationCase> = {
   arbitrary: fc.record({ length, alphabet }),
   render,
   async check(target, value) {
-    await readBack(target, value, (content, answer, isError) => {
+    const departures = new Departures();
+    await readBack(target, value, (content, answer, isError, box) => {
+      const over = content.length > MAX_READ_CHARS;
+      if (isError && over && typeof answer === "string") return departures.note(box, `refused a file of ${content.length} characters instead of cutting it: ${showValue(answer.slice(0, 200))}`);
       if (isError || typeof answer !== "string") violation(`answered ${showValue({ content: answer, isError })} instead of the file`);
-      if (content.length <= MAX_READ_CHARS) {
+      if (!over) {
         if (answer !== content) violation(`a file within the budget came back changed, ${showDifference(content, answer)}`);
         return;
       }
+      if (answer.includes(content)) violation(`a file of ${content.length} characters came back whole: nothing was cut`, "unavailable");
       const head = content.slice(0, HEAD_CHARS);
       const tail = content.slice(content.length - TAIL_CHARS);
-      if (!answer.startsWith(head)) violation(`the head is not the file's first ${HEAD_CHARS} characters, ${showDifference(head, answer)}`);
-      if (!answer.endsWith(tail) || answer.length < HEAD_CHARS + TAIL_CHARS)
-        violation(`the tail is not the file's last ${TAIL_CHARS} characters, ${showDifference([...tail].reverse().join(""), [...answer].reverse().join(""))} (both read backwards)`);
+      const cutOtherwise = !answer.startsWith(head) || !answer.endsWith(tail);
+      if (!answer.startsWith(head)) departures.note(box, `the head is not the file's first ${HEAD_CHARS} characters, ${showDifference(head, answer)}`);
+      else if (!answer.endsWith(tail))
+        departures.note(box, `the tail is not the file's last ${TAIL_CHARS} characters, ${showDifference([...tail].reverse().join(""), [...answer].reverse().join(""))} (both read backwards)`);
+      if (cutOtherwise) {
+        if (!saysHowMany(content, answer)) violation(`cut ${content.length} characters to ${answer.length} without saying how many it dropped`);
+        return;
+      }
       const notice = answer.slice(HEAD_CHARS, answer.length - TAIL_CHARS);
       const dropped = content.length - MAX_READ_CHARS;
-      if (notice.length > MAX_NOTICE_CHARS) violation(`${notice.length} characters between the head and the tail, more than a notice (${MAX_NOTICE_CHARS})`);
       if (!new RegExp(`(^|\\D)${dropped}(\\D|$)`).test(notice))
-        violation(`dropped ${dropped} characters without saying how many: between the head and the tail stands ${showValue(notice)}`);
+        violation(`dropped ${dropped} characters without saying how many: between the head and the tail stands ${showValue(notice.slice(0, MAX_NOTICE_CHARS))}`);
+      if (notice.length > MAX_NOTICE_CHARS) departures.note(box, `${notice.length} characters between the head and the tail, more than a notice (${MAX_NOTICE_CHARS})`);
     });
+    departures.settle();
   },
 };
 

@@ -1,0 +1,102 @@
+// The default verdict fails on harm and broken defences and warns on the chapter's conventions:
+// the runner keeps searching past a departure, so a convention never hides harm, and --strict (or a
+// baseline) makes a departure fail the run.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type AuditProperty, Departures, violation } from "../src/kit/audit/property.js";
+import { runProperty } from "../src/kit/audit/run.js";
+import { createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { cli } from "./support/cli.js";
+
+const target = { label: "m.mjs", isInside: () => true };
+
+/** A property over numbers whose check `judge` decides; the runs it saw are recorded in `seen`. */
+function example(judge: (value: number) => void, seen: number[] = []): AuditProperty<number> {
+  return {
+    id: "example.departures",
+    gate: "isInside",
+    kind: "guarantee",
+    title: "an example that departs from a convention",
+    needs: ["isInside"],
+    consequence: "hardening broken",
+    threat: () => "the model's input alone",
+    arbitrary: fc.nat({ max: 1_000 }),
+    render: String,
+    check: async (_target, value) => {
+      seen.push(value);
+      judge(value);
+    },
+  };
+}
+
+describe("a departure from a convention", () => {
+  it("does not end the search: a later run that breaks a defence is the finding, the departure beside it", async () => {
+    let runs = 0;
+    const property = example((value) => {
+      runs += 1;
+      if (runs > 5 && value > 10) violation(`broke a defence at ${value}`);
+      violation(`departed at ${value}`, "convention differs");
+    });
+    const result = await runProperty(property, target, { seed: 1, runs: 50 });
+    expect(result).toMatchObject({ status: "failed", consequence: "hardening broken", alsoSeen: ["convention differs"] });
+    // Shrunk as the defence it broke, never down to a case that only departs.
+    expect(result.reason).toMatch(/^broke a defence at \d+$/);
+    expect(Number(result.counterexample)).toBe(11);
+  });
+
+  it("is the finding when nothing graver failed: shrunk, counted, and replayed by its path", async () => {
+    const seen: number[] = [];
+    const property = example((value) => {
+      if (value >= 7) violation(`departed at ${value}`, "convention differs");
+    }, seen);
+    const result = await runProperty(property, target, { seed: 4, runs: 30 });
+    expect(result).toMatchObject({ status: "failed", consequence: "convention differs", counterexample: "7", reason: "departed at 7", runs: 30, cases: 30 });
+    const replay = await runProperty(property, target, { seed: 4, runs: 30, path: result.path as string });
+    expect(replay).toMatchObject({ status: "failed", counterexample: "7" });
+  });
+
+  it("is settled after the rest of its case, so that a graver breach later in the case is the one reported", async () => {
+    const box = await createSandbox("workspace-gates-verdict-");
+    try {
+      const departures = new Departures();
+      departures.note(box, `refused ${box.root}/a`);
+      const graver = (() => {
+        try {
+          violation("accepted an escape");
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(graver).toMatchObject({ message: "accepted an escape", consequence: undefined });
+      expect(() => departures.settle()).toThrow(expect.objectContaining({ message: "refused $BOX/ws/a", consequence: "convention differs" }));
+    } finally {
+      await box.dispose();
+    }
+  });
+});
+
+describe("the default verdict and --strict", () => {
+  const dotdot = ["audit", "fixtures/vulnerable/starts-with-dotdot.ts", "--only", "isInside.posix,isInside.win32", "--seed", "1", "--runs", "100"];
+
+  it("passes an over-strict fork by default, naming its departure as a warning, and fails it with --strict", async () => {
+    const plain = await cli(dotdot);
+    expect(plain.code, plain.stdout).toBe(0);
+    expect(plain.stdout).toMatch(/^isInside\s+isInside\.posix\s+warning\s/m);
+    expect(plain.stdout).toContain("warnings, which do not fail the run (the chapter's conventions, departed from with no harm seen; --strict fails on them): isInside.posix (convention differs)\n");
+    const strict = await cli([...dotdot, "--strict"]);
+    expect(strict.code, strict.stdout).toBe(1);
+    expect(strict.stdout).toMatch(/^isInside\s+isInside\.posix\s+FAILED\s/m);
+  }, 60_000);
+
+  it("fails a fork that calls an outside path inside whatever the rule, since that breaks the check", async () => {
+    const { code, stdout } = await cli(["audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "isInside.posix", "--seed", "1", "--runs", "100"]);
+    expect(code, stdout).toBe(1);
+    expect(stdout).toMatch(/isInside\.posix\s+FAILED[^]*?consequence: hardening broken/);
+  }, 60_000);
+
+  it("refuses --strict beside --fail-on (exit 2), naming both", async () => {
+    const { code, stderr } = await cli(["audit", "--strict", "--fail-on", "unavailable", "--only", "isInside.posix"]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^audit: --strict and --fail-on are two verdicts: give one/);
+  });
+});
