@@ -50,6 +50,7 @@ export const CHEAPEST_FIRST = [
   "toctou-svg",
   "arbitraries",
   "openings",
+  "slow-target",
   "arbitraries-doc",
   "mcp",
   "audit-reports",

@@ -36,8 +36,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /**
    * When shrinking a failure may stop, in ms from the start of the run: past it, once it has tried
-   * `SHRINK_FLOOR_CANDIDATES` candidates. The smallest failing case found by then is the
-   * counterexample (`shrinkStopped` says so). Unset, shrinking goes to its end (a time budget sets it:
+   * `SHRINK_FLOOR_CANDIDATES` candidates, and in any case past `shrinkCapMs` of it. The smallest
+   * failing case found by then is the counterexample (`shrinkStopped` says so). Unset, shrinking goes to its end (a time budget sets it:
    * over MCP each candidate is a tree of calls, and a long shrink would spend the other properties' time).
    */
   shrinkDeadlineMs?: number;
@@ -127,6 +127,15 @@ export interface PropertyResult {
  */
 export const SHRINK_FLOOR_CANDIDATES = 200;
 
+/**
+ * However few candidates a shrink under a deadline has tried, it stops at this: 30 s, or four times
+ * its deadline when that is more. Only a shrink whose candidates are slow meets it (a slow server's,
+ * where each is a tree of calls); an ordinary one tries its floor well within it.
+ */
+export function shrinkCapMs(deadlineMs: number): number {
+  return Math.max(30_000, 4 * deadlineMs);
+}
+
 // Long enough for a run of sequences.bash on a loaded 2-core machine; short enough that a fork whose
 // tool hangs (a FIFO read without O_NONBLOCK) fails instead of stalling the audit.
 export const DEFAULT_CASE_TIMEOUT_MS = 60_000;
@@ -206,10 +215,15 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     // After a hang, every shrink candidate would wait out the timeout too: passing them all keeps the
     // case that hung as the counterexample, and its path replays it.
     if (hung) return;
-    // Past the floor and the deadline every candidate passes, as after a hang, so the last failing case stays.
-    if (shrinking && options.shrinkDeadlineMs !== undefined && ++shrinkCandidates > SHRINK_FLOOR_CANDIDATES && performance.now() - startedAt > options.shrinkDeadlineMs) {
-      shrinkStopped = true;
-      return;
+    // Past the floor and the deadline every candidate passes, as after a hang, so the last failing
+    // case stays; so does every candidate past the cap, whose candidates are slow (a slow target's).
+    if (shrinking && options.shrinkDeadlineMs !== undefined) {
+      const elapsed = performance.now() - startedAt;
+      const pastFloor = ++shrinkCandidates > SHRINK_FLOOR_CANDIDATES && elapsed > options.shrinkDeadlineMs;
+      if (pastFloor || elapsed > shrinkCapMs(options.shrinkDeadlineMs)) {
+        shrinkStopped = true;
+        return;
+      }
     }
     options.onCase?.(++started);
     const run = nextRun;
