@@ -419,7 +419,7 @@ describe("the threat a failure needs", () => {
     needs: ["isInside"],
     consequence: "hardening broken",
     threat: (links) => (links.length > 0 ? "a link inside the workspace" : "the model's input alone"),
-    withoutLinks: (links) => (links.length > 0 ? [] : undefined),
+    lesserCases: (links) => (links.length > 0 ? [[]] : []),
     arbitrary: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
     render: (links) => JSON.stringify(links),
     check: async (_target, links) => {

@@ -39,11 +39,11 @@ export interface AuditProperty<T = unknown> {
   /** What an attacker needs for the case `value` (most properties: the same for every case). */
   threat(value: T): Threat;
   /**
-   * The case without the links its tree lays out, when it has any. A tree keeps links that shrinking
-   * could not take away: the runner judges this case once more after a failure, and the threat is
-   * this case's when it fails too.
+   * The case with less of what an attacker must plant in the workspace (its tree's links, its special
+   * files), the most taken away first. A tree keeps what shrinking could not take away: the runner
+   * judges these cases in turn after a failure, and the threat is that of the first that fails too.
    */
-  withoutLinks?(value: T): T | undefined;
+  lesserCases?(value: T): T[];
   /** Weaknesses of its own, beyond its consequence's and its threat's (CWE-158 for a NUL byte). */
   weaknesses?: readonly Cwe[];
   /** Why this property cannot judge `target` (platform, options it lacks), or undefined when it can. */

@@ -310,17 +310,19 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
 }
 
 /**
- * What the counterexample needs: when it lays out links, the case without them is judged once more
- * (unless `timeoutMs` is undefined: the case hung, and would wait as long again, or the caller stops
- * at the first failure), and one that still fails needed less.
+ * What the counterexample needs: when it lays out what an attacker must plant, the cases with less of
+ * it are judged in turn (unless `timeoutMs` is undefined: the case hung, and would wait as long
+ * again, or the caller stops at the first failure), and the first that still fails needed less.
  */
 async function threatNeeded<T>(property: AuditProperty<T>, target: AuditTarget, value: T | undefined, timeoutMs: number | undefined): Promise<Threat> {
   // Without a counterexample (fast-check gave up on skipped cases) nothing shows more than the input.
   if (value === undefined) return "the model's input alone";
-  const linkless = property.withoutLinks?.(value);
-  if (linkless === undefined || timeoutMs === undefined) return property.threat(value);
-  const again = await settle(withTimeout(property.check(target, linkless), timeoutMs));
-  return !again.ok || again.value === TIMED_OUT ? property.threat(linkless) : property.threat(value);
+  if (timeoutMs === undefined) return property.threat(value);
+  for (const lesser of property.lesserCases?.(value) ?? []) {
+    const again = await settle(withTimeout(property.check(target, lesser), timeoutMs));
+    if (!again.ok || again.value === TIMED_OUT) return property.threat(lesser);
+  }
+  return property.threat(value);
 }
 
 const TIMED_OUT = Symbol("timed out");

@@ -23,8 +23,8 @@ export interface CallPace {
   boundMs: number;
 }
 
-/** A call answers well within this on any machine unless it waits on something: then the FIFOs are released. */
-export const RELEASE_FLOOR_MS = 500;
+/** A call waits this long before its case's FIFOs are released: a release costs a fraction of a second, and finds nobody waiting on a FIFO that no call opened. */
+export const RELEASE_FLOOR_MS = 200;
 /** A call that takes longer than this hangs, on any machine, unless the target is slow (`paceOf`). */
 export const BOUND_FLOOR_MS = 15_000;
 

@@ -56,14 +56,25 @@ export function containmentCases(generic: fc.Arbitrary<Candidate>, constraints: 
 const CHECKED_INTENTS: readonly Intent[] = [{ kind: "existing" }, { kind: "fresh" }];
 
 const isLink = (entry: TreeEntry) => entry.kind === "symlink" || entry.kind === "hardlink";
+const isSpecial = (entry: TreeEntry) => entry.kind === "special";
 
 /** What a case on `tree` needs: a link inside the workspace when the tree lays one out, a special file when it lays one out, else only the input. */
 export const treeThreat = (tree: Tree): Threat =>
-  tree.some(isLink) ? "a link inside the workspace" : tree.some((entry) => entry.kind === "special") ? "a special file inside the workspace" : "the model's input alone";
+  tree.some(isLink) ? "a link inside the workspace" : tree.some(isSpecial) ? "a special file inside the workspace" : "the model's input alone";
 
-/** The case on its tree without links, when it has any (`AuditProperty.withoutLinks`). */
-export function withoutLinks<C extends { tree: Tree }>(value: C): C | undefined {
-  return value.tree.some(isLink) ? { ...value, tree: value.tree.filter((entry) => !isLink(entry)) } : undefined;
+/**
+ * The case on its tree with less of what an attacker plants (`AuditProperty.lesserCases`): without
+ * its links and special files, then without its links only, then without its special files only;
+ * each only where it takes something away, and once.
+ */
+export function lesserCases<C extends { tree: Tree }>(value: C): C[] {
+  const without = (planted: (entry: TreeEntry) => boolean) => ({ ...value, tree: value.tree.filter((entry) => !planted(entry)) });
+  const links = value.tree.some(isLink);
+  const specials = value.tree.some(isSpecial);
+  return [
+    ...(links || specials ? [without((entry) => isLink(entry) || isSpecial(entry))] : []),
+    ...(links && specials ? [without(isLink), without(isSpecial)] : []),
+  ];
 }
 
 /** A tree's probes are its cases: the tree is laid out, and its canaries compared, once for them all. */
@@ -119,7 +130,7 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   needs: ["workspacePath"],
   consequence: "hardening broken",
   threat: (value) => treeThreat(value.tree),
-  withoutLinks,
+  lesserCases,
   weaknesses: ["CWE-22"],
   // The check has no optional arguments to sweep.
   arbitrary: containmentCases(candidate(), {

@@ -42,7 +42,7 @@ import {
 import { type AuditProperty, CALLS_IN_FLIGHT, answered, inFlight, portable, violation } from "../property.js";
 import { type CallWatch, paceOf, watchCalls } from "../watch.js";
 import { showDifference } from "../show.js";
-import { type ContainmentCase, findFile, holds, inCaseSandbox, probeCount, renderCaseWith, treeThreat, withoutLinks } from "./containment.js";
+import { type ContainmentCase, findFile, holds, inCaseSandbox, probeCount, renderCaseWith, treeThreat, lesserCases } from "./containment.js";
 import { ORACLES, OPERATIONS, type Operation, type OperationId, type OperationInput, containmentId } from "../../operations/catalog.js";
 import { type OperationTool, PastDeadline, foldCases, leaveUnjudged, recordOption } from "../../operations/surface.js";
 import { optionOf } from "../../operations/classify.js";
@@ -344,7 +344,7 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
     // Every oracle names its consequence; what is left (a tool that throws) breaks a hardening rule.
     consequence: "hardening broken",
     threat: (value) => treeThreat(value.tree),
-    withoutLinks,
+    lesserCases,
     notApplicable: (target) =>
       offeredTools(target).some((tool) => tool.classification.kind === "operation" && tool.classification.operation === operation.id)
         ? undefined

@@ -12,7 +12,7 @@
 import { candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { predictWorkspacePath, scanModel } from "../model-resolver.js";
 import { type AuditProperty, Departures, isUnder, settle, violation } from "../property.js";
-import { type ContainmentCase, canonicalExisting, containmentCases, inCaseSandbox, probeCount, renderCase, treeThreat, withoutLinks } from "./containment.js";
+import { type ContainmentCase, canonicalExisting, containmentCases, inCaseSandbox, probeCount, renderCase, treeThreat, lesserCases } from "./containment.js";
 
 export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   id: "precision.workspacePath",
@@ -22,7 +22,7 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   needs: ["workspacePath"],
   consequence: "hardening broken",
   threat: (value) => treeThreat(value.tree),
-  withoutLinks,
+  lesserCases,
   arbitrary: containmentCases(modelledCandidate()),
   casesIn: probeCount,
   render: (value) => renderCase(value),
