@@ -7,6 +7,7 @@ import { PEERS } from "../fixtures/peers/catalog.js";
 import type { PropertyKind } from "../src/kit/audit/property.js";
 import type { PropertyStatus } from "../src/kit/audit/run.js";
 import type { CoverageRow } from "../src/kit/audit/coverage.js";
+import type { AuditTime } from "../src/kit/audit/report.js";
 import type { Consequence, Threat } from "../src/kit/findings/findings.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 
@@ -45,8 +46,12 @@ export interface PeerRun {
   kind: "mcp" | "helper";
   /** Why the audit could not run at all (exit 2), when it could not: such a run has no results. */
   unaudited?: string;
-  /** Runs per property, and why, when the package had a budget other than the gallery's. */
-  budget?: { runs: number; why: string };
+  /** The budget, and why, when the package had another than the gallery's: fewer runs, or the default time budget. */
+  budget?: { runs: number; why: string } | { time: "default"; why: string };
+  /** The audit's own verdict when it was not a pass or a failure: a target too slow to judge at its budget. */
+  verdict?: string;
+  /** Where the audit's time went (the JSON report's `time`), for a package audited at a time budget. */
+  time?: AuditTime;
   /** Every tool the package offers, with what it was taken for and what attacked it (none for a helper without tools). */
   coverage: CoverageRow[];
   results: PeerResult[];
@@ -121,10 +126,13 @@ function toolTable(run: PeerRun): string[] {
 function budgets(data: PeersData): string[] {
   const budgeted = data.peers.filter((run) => run.budget !== undefined);
   if (budgeted.length === 0) return [];
+  const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+  const spent = ({ time }: PeerRun) =>
+    time === undefined ? "" : `; the audit took ${seconds(time.totalMs)} in all, ${time.serverStarts === undefined ? "" : `${seconds(time.serverStarts.ms)} of it starting ${time.serverStarts.count} servers (some at once), `}a call a median ${time.latencyMs} ms`;
   return [
-    `Audited with fewer runs per property than ${data.runs}:`,
+    `Audited with another budget than ${data.runs} runs per property:`,
     "",
-    ...budgeted.map((run) => `- \`${run.name}\`: ${run.budget?.runs} runs, ${run.budget?.why}`),
+    ...budgeted.map((run) => `- \`${run.name}\`: ${run.budget === undefined ? "" : "runs" in run.budget ? `${run.budget.runs} runs` : "the audit's default time budget (`--time 40`)"}, ${run.budget?.why}${spent(run)}${run.verdict === undefined ? "" : `; its verdict: ${run.verdict}`}`),
     "",
   ];
 }

@@ -62,8 +62,8 @@ async function save(run: PeerRun): Promise<void> {
 }
 
 async function audit(peer: Peer, json: string): Promise<PeerRun> {
-  const runs = peer.budget?.runs ?? RUNS;
-  const common = ["audit", "--seed", String(SEED), "--runs", String(runs), "--json", json];
+  const budget = peer.budget === undefined ? ["--runs", String(RUNS)] : "runs" in peer.budget ? ["--runs", String(peer.budget.runs)] : [];
+  const common = ["audit", "--seed", String(SEED), ...budget, "--json", json];
   let argv: string[];
   if (peer.kind === "mcp") {
     const command = peer.command.map((word) => word.replaceAll("{install}", PEERS_FOLDER));
@@ -74,7 +74,9 @@ async function audit(peer: Peer, json: string): Promise<PeerRun> {
   process.stdout.write(`${peer.name}@${peer.version}: workspace-gates ${argv.join(" ")}\n`);
   let stderr = "";
   const code = await main(argv, { stdout: () => {}, stderr: (text) => (stderr += text) });
-  if (code === 2) {
+  // A target too slow for its budget has a report, and a verdict of its own: no pass, no failure.
+  const slow = stderr.split("\n").find((line) => line.startsWith("audit: the target is too slow to judge"));
+  if (code === 2 && slow === undefined) {
     // The audit's last word on why (`audit: the MCP server failed during the audit, …`), without the machine's paths.
     const unaudited = portable(stderr.split("\n").filter((line) => line.startsWith("audit: ")).at(-1) ?? stderr.trim());
     process.stdout.write(`  could not be audited: ${unaudited}\n`);
@@ -90,6 +92,8 @@ async function audit(peer: Peer, json: string): Promise<PeerRun> {
     version: peer.version,
     kind: peer.kind,
     ...(peer.budget === undefined ? {} : { budget: peer.budget }),
+    ...(slow === undefined ? {} : { verdict: portable(slow.slice("audit: ".length)) }),
+    ...(report.time === undefined || peer.budget === undefined || "runs" in peer.budget ? {} : { time: report.time }),
     ...(peer.kind === "mcp" ? { race: await race(argv.slice(argv.indexOf("--mcp")), `${json}.race.json`) } : {}),
     coverage: report.coverage.map((row) => ({ ...row, why: portable(row.why) })),
     results: [
