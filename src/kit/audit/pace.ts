@@ -6,13 +6,15 @@
  * Promises: `measurePace` starts the target's tools on a fresh sandbox (a server is started and
  * timed apart), then calls its read tool on a name that does not exist `LATENCY_SAMPLES` times, one
  * after the other, and answers the median time of one call, and how long the start took. A target
- * without tools (a module of pure functions) has a pace of 0. A call that throws or refuses still
- * counts: its time is the target's pace all the same.
+ * without tools (a module of pure functions) has a pace of 0. A call that refuses still counts: its
+ * time is the target's pace all the same. A target that stops answering while it is measured (a
+ * server that exits) has its pace measured by the calls it answered, 0 when none: whether its
+ * trouble is its own or a case's is the properties' to find out (run.ts), not the measure's.
  * Does not promise: that every tool is as fast as read; a slower tool's property finds out in its
  * own first run (command.ts).
  */
 import { inSandbox, toolsOf } from "./property.js";
-import type { AuditTarget } from "../operations/target.js";
+import { type AuditTarget, TargetStopped } from "../operations/target.js";
 
 export const LATENCY_SAMPLES = 5;
 
@@ -33,10 +35,14 @@ export async function measurePace(target: AuditTarget): Promise<Pace> {
     const times: number[] = [];
     for (let sample = 0; sample < LATENCY_SAMPLES; sample++) {
       const before = performance.now();
-      await Promise.resolve(read.execute({ path: "no-such-file-measures-the-pace.txt" })).catch(() => undefined);
+      const answered = await Promise.resolve(read.execute({ path: "no-such-file-measures-the-pace.txt" })).then(
+        () => true,
+        (error: unknown) => !(error instanceof TargetStopped),
+      );
+      if (!answered) break;
       times.push(performance.now() - before);
     }
     times.sort((one, other) => one - other);
-    return { latencyMs: times[Math.floor(times.length / 2)] as number, startMs };
+    return { latencyMs: times[Math.floor(times.length / 2)] ?? 0, startMs };
   });
 }
