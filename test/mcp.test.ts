@@ -157,6 +157,14 @@ describe("workspace-gates audit --mcp", () => {
     expect(stderr).toMatch(/^audit: cannot load the MCP server .*: the MCP server has no tool "write_file" \(the mapping's write\.tool\); it has: read, write, mkdir$/m);
   });
 
+  it("exits 2, not 0, when the server dies once while the audit measures how fast it answers, before any case", { timeout: 120_000 }, async () => {
+    const once = join(scratch, "exited-measured");
+    const { code, stderr } = await cli(["audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "2", "--once", once)]);
+    expect(await readFile(once, "utf8")).toBe("exited once\n");
+    expect(stderr).toMatch(/^audit: the target stopped answering while the audit measured how fast it answers, before any case ran, so its trouble is its own and the verdict cannot stand: the MCP server exited during a call to read/m);
+    expect(code).toBe(2);
+  });
+
   it("exits 2 when the server cannot start", async () => {
     const { code, stderr } = await cli(["audit", "--mcp", "--", join(scratch, "no-such-server")]);
     expect(code).toBe(2);
@@ -165,8 +173,9 @@ describe("workspace-gates audit --mcp", () => {
 
   it("fails a server that a case kills again on a fresh process (exit 1, a finding), although every refused call looked safe", { timeout: 120_000 }, async () => {
     // A fixed seed: a run is a tree of up to 64 probes, and with a random one the single run of
-    // `--runs 5` could make fewer than the three calls that kill the server.
-    const { code, stdout } = await cli(["audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "2")]);
+    // `--runs 5` could make fewer than the eight calls that kill the server. Past the calls that
+    // measure the target's pace (five), which its trouble must not cut short.
+    const { code, stdout } = await cli(["audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "7")]);
     expect(stdout).toMatch(/containment\.read\s+FAILED/);
     expect(stdout).toMatch(/consequence: unavailable/);
     expect(stdout).toMatch(/the target stopped answering \(its process exited\) in this case, and again when the case was done on a fresh process/);
@@ -175,7 +184,7 @@ describe("workspace-gates audit --mcp", () => {
 
   it("exits 2, not 0, when the server dies once and the case it died in passes on a fresh process: its trouble is its own", { timeout: 120_000 }, async () => {
     const once = join(scratch, "exited-once");
-    const { code, stderr } = await cli(["audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "2", "--once", once)]);
+    const { code, stderr } = await cli(["audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "7", "--once", once)]);
     expect(await readFile(once, "utf8")).toBe("exited once\n");
     expect(stderr).toMatch(/^audit: the target stopped answering during containment\.read and not when the case was done again, so its trouble is its own and the verdict cannot stand: the MCP server exited during a call to read/m);
     expect(code).toBe(2);

@@ -225,6 +225,8 @@ async function auditTarget(
   if (written !== undefined) return cannot(io, written);
   if ("serverFailure" in target && target.serverFailure !== undefined)
     return cannot(io, `the MCP server failed during the audit, so the verdict cannot stand: ${target.serverFailure}`);
+  if (pace.trouble !== undefined)
+    return cannot(io, `the target stopped answering while the audit measured how fast it answers, before any case ran, so its trouble is its own and the verdict cannot stand: ${pace.trouble}`);
   const trouble = report.results.find((result) => result.targetTrouble !== undefined);
   if (trouble !== undefined)
     return cannot(io, `the target stopped answering during ${trouble.id} and not when the case was done again, so its trouble is its own and the verdict cannot stand: ${trouble.targetTrouble}`);
@@ -284,7 +286,7 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
       const common = { seed: options.seed, timeoutMs: options.timeoutMs, onCase: (started: number) => progress.atCase(started, runs), keepSandboxes: true };
       const result: PropertyResult | undefined = await Promise.race([
         options.runs === undefined
-          ? runWithinTime(property, target, { ...common, firstRun: options.shard === undefined ? 0 : timedShardStart(options.shard), runs }, shares.next())
+          ? runWithinTime(property, target, { ...common, firstRun: options.shard === undefined ? 0 : timedShardStart(options.shard), runs }, shares.next(), shares.fairMs)
           : runProperty(property, target, {
               ...common,
               ...shardBlock(runs, options.shard ?? { index: 1, count: 1 }),
@@ -316,9 +318,11 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
 /**
  * The `--time` budget among the properties that run and are not capped: each one's share is an equal
  * part of what the ones before it left, so a property done early leaves its time to the rest, and one
- * that overran its share (its floor of runs took longer) takes it from them.
+ * that overran its share (its floor of runs took longer) takes it from them. `fairMs`, an equal part
+ * of the whole, is what a property may take to show that its target is too slow, whatever the ones
+ * before it spent.
  */
-export function timeShares(totalMs: number, properties: number): { next(): number; spent(ms: number): void } {
+export function timeShares(totalMs: number, properties: number): { next(): number; spent(ms: number): void; readonly fairMs: number } {
   let leftMs = totalMs;
   let left = properties;
   return {
@@ -327,6 +331,7 @@ export function timeShares(totalMs: number, properties: number): { next(): numbe
       left -= 1;
       leftMs = Math.max(0, leftMs - ms);
     },
+    fairMs: totalMs / Math.max(1, properties),
   };
 }
 
@@ -347,9 +352,11 @@ export const SLOW_FACTOR = 4;
  * time to shrink. A departure from a convention does not stop the blocks: it stays the result unless
  * a later block finds worse.
  */
-async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number): Promise<PropertyResult> {
-  // A run that outlasts the whole share (but for what it waits on purpose) is too slow for any floor.
-  const deadlineMs = timeLimitMs + (property.waitsMs ?? 0);
+async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number, fairMs: number): Promise<PropertyResult> {
+  // A run that outlasts a fair share of the budget (but for what it waits on purpose) is too slow for
+  // any floor; a share that the properties before spent early takes no time from this test.
+  const slowShareMs = Math.max(timeLimitMs, fairMs);
+  const deadlineMs = slowShareMs + (property.waitsMs ?? 0);
   const short = (result: PropertyResult, floorRuns: number): PropertyResult =>
     searchesOn(result) ? { ...result, shortOfFloor: { floorRuns, ...(result.cases === 0 ? {} : { neededMs: Math.round(estimatedRunMs(result) * floorRuns) }) } } : result;
   if (property.maxRuns !== undefined) {
@@ -374,8 +381,8 @@ async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarg
     };
   };
   const floorMs = estimatedRunMs(result) * floor.runs;
-  if (result.cutShort === true || floorMs > timeLimitMs * SLOW_FACTOR) {
-    const leftMs = timeLimitMs - result.timeMs;
+  if (result.cutShort === true || floorMs > slowShareMs * SLOW_FACTOR) {
+    const leftMs = slowShareMs - result.timeMs;
     if (result.cutShort !== true && leftMs > 0 && floor.runs > 1)
       result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: leftMs, caseDeadlineMs: leftMs, interruptAfterMs: leftMs });
     return short(result, floor.runs);

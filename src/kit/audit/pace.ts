@@ -8,8 +8,8 @@
  * after the other, and answers the median time of one call, and how long the start took. A target
  * without tools (a module of pure functions) has a pace of 0. A call that refuses still counts: its
  * time is the target's pace all the same. A target that stops answering while it is measured (a
- * server that exits) has its pace measured by the calls it answered, 0 when none: whether its
- * trouble is its own or a case's is the properties' to find out (run.ts), not the measure's.
+ * server that exits) has its pace measured by the calls it answered, 0 when none, and the `trouble`
+ * named: no case caused it, so no verdict stands on the run (audit/command.ts).
  * Does not promise: that every tool is as fast as read; a slower tool's property finds out in its
  * own first run (command.ts).
  */
@@ -23,6 +23,8 @@ export interface Pace {
   latencyMs: number;
   /** How long starting the target's tools on a root took (a server's start; 0 in process). */
   startMs: number;
+  /** Why the target stopped answering while it was measured, when it did: no case did it, so its trouble is its own. */
+  trouble?: string;
 }
 
 export async function measurePace(target: AuditTarget): Promise<Pace> {
@@ -33,16 +35,16 @@ export async function measurePace(target: AuditTarget): Promise<Pace> {
     const startMs = performance.now() - started;
     const { read } = toolsOf(target, box.root);
     const times: number[] = [];
-    for (let sample = 0; sample < LATENCY_SAMPLES; sample++) {
+    let trouble: string | undefined;
+    for (let sample = 0; sample < LATENCY_SAMPLES && trouble === undefined; sample++) {
       const before = performance.now();
-      const answered = await Promise.resolve(read.execute({ path: "no-such-file-measures-the-pace.txt" })).then(
-        () => true,
-        (error: unknown) => !(error instanceof TargetStopped),
+      trouble = await Promise.resolve(read.execute({ path: "no-such-file-measures-the-pace.txt" })).then(
+        () => undefined,
+        (error: unknown) => (error instanceof TargetStopped ? error.message : undefined),
       );
-      if (!answered) break;
-      times.push(performance.now() - before);
+      if (trouble === undefined) times.push(performance.now() - before);
     }
     times.sort((one, other) => one - other);
-    return { latencyMs: times[Math.floor(times.length / 2)] ?? 0, startMs };
+    return { latencyMs: times[Math.floor(times.length / 2)] ?? 0, startMs, ...(trouble === undefined ? {} : { trouble }) };
   });
 }
