@@ -95,7 +95,7 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                that takes a path and that nothing attacked fails the audit unless excluded
   --path P     replay one shrunk run (with --seed and a single --only)
   --conformance
-               fail the run when a text differs from the chapter's (conformance properties)
+               fail the run when a text differs from the reference's (conformance properties)
   --timeout MS a run (a tree and all its probes) that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
 
 properties: ${PROPERTIES.map((property) => property.id).join(", ")}`;

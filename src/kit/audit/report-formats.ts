@@ -65,8 +65,8 @@ export function toJUnit(report: JsonReport): string {
 
 /** Why a failed result does not fail the run. */
 function passedBecause(result: JsonResult): string {
-  if (result.kind === "limit") return "known limit (fails by design, see SECURITY.md)";
-  if (result.kind === "conformance") return "text differs from the chapter's (a failure only with --conformance)";
+  if (result.kind === "limit") return "known limit (the reference fails it too, by design: SECURITY.md)";
+  if (result.kind === "conformance") return "text differs from the reference's (a failure only with --conformance)";
   return `tolerated: --fail-on leaves out its consequence (${result.consequence ?? "none"})`;
 }
 

@@ -236,11 +236,11 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   lines.push("", ...renderCoverage(report.coverage));
   if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
   if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
-  if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
+  if (limits.length > 0) lines.push(`known limits (the reference fails them too, by design: SECURITY.md): ${limits.join(", ")}`);
   if (allowed.length > 0) lines.push(`tolerated (--fail-on ${report.failOn.join(",")} leaves out their consequences): ${allowed.join(", ")}`);
   lines.push(judged(report.results));
   if (differs.length > 0)
-    lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance"}`);
+    lines.push(`conformance: texts differ from the reference's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance"}`);
   lines.push(
     `audit: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped${summary.tolerated === 0 ? "" : `, ${summary.tolerated} tolerated`}${summary.notApplicable === 0 ? "" : `, ${summary.notApplicable} not applicable`}`,
   );

@@ -84,7 +84,7 @@ export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
     escape: false,
   },
   "wording differs": {
-    meaning: "a text differs from the chapter's: safe, and a failure only with --conformance",
+    meaning: "a text differs from the reference's: safe, and a failure only with --conformance",
     weaknesses: [],
     escape: false,
   },

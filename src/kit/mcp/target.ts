@@ -53,7 +53,7 @@ const WARM_AT_ONCE = 2;
 export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, string> {
   return new Map([
     ["fields.tools", "MCP arguments are JSON, so the property's inputs that JSON cannot carry (boxed strings, functions, prototypes) would reach the server changed"],
-    ["conformance.fields", "an MCP server answers malformed arguments with its own schema errors; the chapter's exact messages are not its contract"],
+    ["conformance.fields", "an MCP server answers malformed arguments with its own schema errors; the reference's exact messages are not its contract"],
     ["isInside.posix", `${NO_EXPORT} isInside function`],
     ["isInside.win32", `${NO_EXPORT} isInside function`],
     ["containment.workspacePath", `${NO_EXPORT} workspacePath function (containment.read and containment.write judge its tools)`],

@@ -163,7 +163,7 @@ export const conformanceFields: AuditProperty<FieldsCase> = {
   id: "conformance.fields",
   gate: "stringField",
   kind: "conformance",
-  title: "invalid input is refused with the chapter's exact text, and only invalid input",
+  title: "invalid input is refused with the reference's exact text, and only invalid input",
   needs: ["createWorkspaceTools"],
   consequence: "wording differs",
   threat: () => "the model's input alone",

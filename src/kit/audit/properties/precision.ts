@@ -1,11 +1,11 @@
 /**
- * Precision: `workspacePath` agrees with the model resolver (model-resolver.ts) on every generated
- * tree, so it neither accepts what the chapter refuses nor refuses a legitimate path such as `..foo`
+ * Precision: `workspacePath` agrees with the reference resolver (reference-resolver.ts) on every
+ * generated tree, so it neither accepts what the reference refuses nor refuses a legitimate path such as `..foo`
  * or a link that stays inside; an accepted path must be exactly the lexically resolved candidate,
  * against the root's real path whatever spelling of it the implementation was handed.
  */
 import { candidateText, modelledCandidate } from "../arbitraries/index.js";
-import { predictWorkspacePath, scanModel } from "../model-resolver.js";
+import { predictWorkspacePath, snapshotTree } from "../reference-resolver.js";
 import { type AuditProperty, settle, violation } from "../property.js";
 import { type ContainmentCase, containmentCases, inCaseSandbox, probeCount, renderCase, treeThreat, withoutLinks } from "./containment.js";
 
@@ -13,7 +13,7 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   id: "precision.workspacePath",
   gate: "workspacePath",
   kind: "guarantee",
-  title: "workspacePath accepts exactly what the model resolver accepts, at the same path",
+  title: "workspacePath accepts exactly what the reference resolver accepts, at the same path",
   needs: ["workspacePath"],
   consequence: "hardening broken",
   threat: (value) => treeThreat(value.tree),
@@ -23,19 +23,19 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   render: (value) => renderCase(value),
   async check(target, value) {
     await inCaseSandbox(target, value, async (box, root) => {
-      // workspacePath changes nothing, so one scan of the tree models every probe.
-      const model = await scanModel(box.base);
+      // workspacePath changes nothing, so one snapshot of the tree predicts every probe.
+      const snapshot = await snapshotTree(box.base);
       for (const { candidate: spec, creating } of value.probes) {
         const text = candidateText(box, spec);
-        const expected = predictWorkspacePath(model, box.root, text, creating);
+        const expected = predictWorkspacePath(snapshot, box.root, text, creating);
         if (expected.kind === "unknown") continue;
         const actual = await settle(target.workspacePath!(root, text, creating));
         if (expected.kind === "accept" && !actual.ok)
-          violation(`refused a legitimate path ${JSON.stringify(text)} (model accepts ${expected.path}): ${String(actual.error)}`);
+          violation(`refused a legitimate path ${JSON.stringify(text)} (the reference resolver accepts it as ${expected.path}): ${String(actual.error)}`);
         if (expected.kind === "accept" && actual.ok && actual.value !== expected.path)
           violation(`accepted ${JSON.stringify(text)}, but answered ${String(actual.value)} instead of ${expected.path}`);
         if (expected.kind === "refuse" && actual.ok)
-          violation(`accepted ${JSON.stringify(text)} as ${String(actual.value)}, which the model refuses (${expected.reason})`);
+          violation(`accepted ${JSON.stringify(text)} as ${String(actual.value)}, which the reference resolver refuses (${expected.reason})`);
       }
     });
   },

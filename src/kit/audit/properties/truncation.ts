@@ -87,7 +87,7 @@ export const conformanceTruncation: AuditProperty<TruncationCase> = {
   id: "conformance.truncation",
   gate: "truncation",
   kind: "conformance",
-  title: "a cut read carries the chapter's exact marker line between head and tail",
+  title: "a cut read carries the reference's exact marker line between head and tail",
   needs: ["createWorkspaceTools"],
   consequence: "wording differs",
   threat: () => "the model's input alone",
