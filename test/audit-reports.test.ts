@@ -113,7 +113,7 @@ describe("--sarif", () => {
     expect(result?.properties.replay).toBe(replay);
     expect(result?.message.text).toContain(`\nreplay: ${replay}`);
     expect(result?.message.text).toMatch(/\nconsequence: hardening broken\nthreat: the model's input alone\n/);
-    expect(result?.message.text).toMatch(/\ncounterexample:\nisInside\("\/.*", "\/.*", path\.posix\)\n/);
+    expect(result?.message.text).toMatch(/\ncounterexample:\ncall:\n {2}1\. isInside\("\/.*", "\/.*", path\.posix\)\n/);
     expect(result?.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: "fixtures/vulnerable/similar-prefix.ts" }, region: { startLine: 1 } } }]);
   });
 
@@ -185,7 +185,7 @@ describe("--junit", () => {
     expect(cases.get("containment.read")?.failure?.type).toBe("outside read");
     expect(failure?.["#text"]).toContain(`replay: ${/^ {4}replay: (.+--only isInside\.posix .+)$/m.exec(fork.stdout)?.[1] as string}`);
     expect(failure?.["#text"]).toMatch(/\nconsequence: hardening broken\nthreat: the model's input alone\n/);
-    expect(failure?.["#text"]).toMatch(/counterexample:\nisInside\(/);
+    expect(failure?.["#text"]).toMatch(/counterexample:\ncall:\n {2}1\. isInside\(/);
     expect(cases.get("truncation.read")).toEqual({ classname: "truncation", name: "truncation.read", time: expect.stringMatching(/^\d+\.\d{3}$/) });
     expect(cases.get("limits.hardlink")?.failure).toBeUndefined();
     expect(cases.get("limits.hardlink")?.["system-out"]).toMatch(/^known limit/);

@@ -18,6 +18,7 @@ import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js
 import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
+import { legendOf } from "./legend.js";
 import type { PropertyResult } from "./run.js";
 import { type Consequence, findingLines } from "../findings/findings.js";
 
@@ -57,7 +58,10 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
   const results = first.results.map((result, position) =>
     result.id === COVERAGE_ID ? { ...result, ...jsonOf(judged) } : mergeResult(ordered.map((report) => report.results[position] ?? result)),
   );
-  return { ...common, coverage, summary: summarize(results, first), results };
+  const { legend: _legend, ...shared } = common;
+  // A shard without a failure has no legend: the merged failures decide it.
+  const legend = legendOf(results);
+  return { ...shared, coverage, summary: summarize(results, first), ...(legend.length === 0 ? {} : { legend }), results };
 }
 
 /** A result's JSON fields (a coverage result has no replay). */

@@ -9,13 +9,16 @@
  * not-applicable properties are `<skipped>` with why; a known limit, a differing text that does not
  * fail the run, and a guarantee tolerated by `--fail-on` pass, with what they found in `<system-out>`.
  * Every text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`. Every tool the
- * target offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why.
+ * target offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why;
+ * the report's legend (legend.ts) is the suite property `legend`.
  * SARIF: one rule per property that ran; one result per failed guarantee (level `error`, `warning`
  * when `--fail-on` tolerates it) and per differing text (`error` with `--conformance`, `note`
  * without), each with the rule, its consequence and threat, the reason, the counterexample and the
  * replay command, located at the report's `location` (findings/sarif.ts). Known limits are not
  * results: they are the chapter's, not the module's. The run's property bag lists every tool the
- * target offers with its coverage verdict, so an exclusion is repeated where the results are read.
+ * target offers with its coverage verdict, so an exclusion is repeated where the results are read;
+ * the legend is in the run's property bag and in every rule's help, which code scanning shows beside
+ * an alert.
  */
 import { type JsonReport, type JsonResult, SHRINK_STOPPED, failsRun, total } from "./report.js";
 import type { CoverageRow } from "./coverage.js";
@@ -54,6 +57,7 @@ export function toJUnit(report: JsonReport): string {
       ["fail-on", report.failOn.join(",")],
       ...(report.interrupted === undefined ? [] : [["interrupted", report.interrupted]]),
       ...report.coverage.map((row) => [`tool ${row.tool}`, coverageLine(row)]),
+      ...(report.legend === undefined ? [] : [["legend", report.legend.join("\n")]]),
     ].map(([name, value]) => `      <property name=${attribute(name as string)} value=${attribute(value as string)}/>`),
     "    </properties>",
     ...cases,
@@ -79,7 +83,10 @@ export function toSarif(report: JsonReport): string {
       name: result.id.replace(/\.(\w)/g, (_dot, letter: string) => letter.toUpperCase()),
       title: result.title,
       description: `${result.title} (the ${result.gate} gate; a ${result.kind} of the workspace-gates audit).`,
-      help: "docs/contract.md of workspace-gates says how the property judges; a failure's message carries the counterexample and the command that replays it.",
+      help: [
+        "docs/contract.md of workspace-gates says how the property judges; a failure's message carries the counterexample and the command that replays it.",
+        ...(report.legend === undefined ? [] : ["", "legend:", ...report.legend]),
+      ].join("\n"),
       tags: [result.gate, result.kind],
       ...(reported.includes(result) && result.consequence !== undefined ? { finding: { consequence: result.consequence, weaknesses: result.weaknesses ?? [] } } : {}),
     }),
@@ -98,7 +105,7 @@ export function toSarif(report: JsonReport): string {
     }),
   );
   const tools = report.coverage.map((row) => ({ tool: row.tool, plays: row.plays, verdict: row.verdict, why: row.why, attackedBy: row.attackedBy }));
-  return toSarifLog({ rules, results, location: report.location, executionSuccessful: report.interrupted === undefined, properties: { tools } });
+  return toSarifLog({ rules, results, location: report.location, executionSuccessful: report.interrupted === undefined, properties: { tools, ...(report.legend === undefined ? {} : { legend: report.legend }) } });
 }
 
 /** A tool's coverage as one line: `list: attacked by containment.list (12)`, `excluded: excluded by --exclude-tool`. */

@@ -4,8 +4,8 @@
  * Promises: one row per property (gate, property, verdict, runs, cases, time); under each failure, the rule,
  * its consequence and the threat it needs (findings.ts), the reason, the shrunk counterexample and the
  * command that replays exactly that case; under a
- * skipped property the exports it needs, under a not-applicable one why; a legend of the sandbox's
- * names when a counterexample uses them. Known limits are listed as
+ * skipped property the exports it needs, under a not-applicable one why; the legend of the terms the
+ * failures use (legend.ts), the same in every report. Known limits are listed as
  * such and do not count as failures; conformance (the chapter's exact texts) is counted apart and
  * fails the run only when the audit was asked to (`--conformance`). A guarantee's failure fails the run
  * when its consequence, or one its run also showed, is in `--fail-on` (every escape always is); one
@@ -18,7 +18,8 @@
 import type { PropertyResult } from "./run.js";
 import { shellWord } from "../shell-word.js";
 import { VERSION } from "../version.js";
-import { namedTwins } from "../sandbox/root-twins.js";
+import { legendOf } from "./legend.js";
+import type { Counterexample } from "./counterexample.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
 import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
@@ -85,6 +86,8 @@ export interface JsonReport {
   summary: Summary;
   /** Every tool the target offers: what it plays, which properties called it and how often, or why none did. */
   coverage: CoverageRow[];
+  /** What the terms the failures use stand for (legend.ts), a line each; absent when they use none. */
+  legend?: string[];
   results: {
     id: string;
     gate: string;
@@ -101,6 +104,8 @@ export interface JsonReport {
     threat?: Threat;
     weaknesses?: Cwe[];
     counterexample?: string;
+    /** The counterexample as data, when it is a case of calls (counterexample.ts). */
+    case?: Counterexample;
     shrinkStopped?: true;
     reason?: string;
     missing?: string[];
@@ -172,6 +177,7 @@ export function summarize(results: readonly Judged[], rule: VerdictRule): Summar
 
 export function toJson(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): JsonReport {
   const module = targetModule(target);
+  const legend = legendOf(report.results);
   return {
     schemaVersion: JSON_SCHEMA_VERSION,
     tool: { name: "workspace-gates", version: VERSION },
@@ -187,6 +193,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
     location: report.location,
     summary: summarize(report.results, report),
     coverage: report.coverage,
+    ...(legend.length === 0 ? {} : { legend }),
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, target, result);
       return {
@@ -204,6 +211,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         ...(result.threat === undefined ? {} : { threat: result.threat }),
         ...(result.weaknesses === undefined ? {} : { weaknesses: result.weaknesses }),
         ...(result.counterexample === undefined ? {} : { counterexample: result.counterexample }),
+        ...(result.case === undefined ? {} : { case: result.case }),
         ...(result.shrinkStopped === undefined ? {} : { shrinkStopped: result.shrinkStopped }),
         ...(result.reason === undefined ? {} : { reason: result.reason }),
         ...(result.missing === undefined ? {} : { missing: result.missing }),
@@ -234,7 +242,8 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const allowed = ids((result) => tolerated(result, report));
   const summary = summarize(report.results, report);
   lines.push("", ...renderCoverage(report.coverage));
-  if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
+  const legend = legendOf(report.results);
+  if (legend.length > 0) lines.push("legend:", ...legend.map((line) => `  ${line}`), "");
   if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
   if (limits.length > 0) lines.push(`known limits (the reference fails them too, by design: SECURITY.md): ${limits.join(", ")}`);
   if (allowed.length > 0) lines.push(`tolerated (--fail-on ${report.failOn.join(",")} leaves out their consequences): ${allowed.join(", ")}`);
@@ -263,16 +272,6 @@ export function addedUp(parts: readonly Pick<PropertyResult, "runs" | "cases" | 
 export function judged(results: readonly Pick<PropertyResult, "runs" | "cases">[]): string {
   return `judged: ${total(results, "cases")} cases in ${total(results, "runs")} runs`;
 }
-
-/** What the names in a counterexample stand for (sandbox.ts lays them out). */
-const SANDBOX_LEGEND = [
-  "legend: ws is the workspace root (the root: line gives its name and spelling); outside/ and the root's twins,",
-  `  for ws ${namedTwins("ws").map((name, index) => `${JSON.stringify(name)} (sibling${index})`).join(", ")}`,
-  "  hold canaries that must be neither read nor changed; $BOX is the absolute path of the directory",
-  "  holding them all, $root, $outside, $siblingN the absolute path of each; guard directories",
-  "  (g/g/g/g/) above $BOX keep a path with a few .. too many inside the sandbox.",
-  "",
-];
 
 function verdict(result: PropertyResult, rule: VerdictRule): string {
   if (result.status === "skipped") return "skipped";

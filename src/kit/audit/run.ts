@@ -14,7 +14,8 @@
 import fc from "fast-check";
 import { type AuditProperty, type Gate, type PropertyKind, Violation, disposeSandboxes, settle } from "./property.js";
 import { type Consequence, type Cwe, type Threat, weaknessesOf } from "../findings/findings.js";
-import { type CallCount, addCalls, recordingCalls } from "../operations/surface.js";
+import { type CallCount, type Transcript, addCalls, recordingCalls, transcribing } from "../operations/surface.js";
+import { type Counterexample, counterexampleOf, renderCounterexample } from "./counterexample.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 
 export interface RunOptions {
@@ -65,7 +66,10 @@ export interface PropertyResult {
   cases: number;
   timeMs: number;
   seed: number;
+  /** The counterexample as every report prints it. */
   counterexample?: string;
+  /** The counterexample as data, when it is a case of calls (counterexample.ts): what JSON carries and a page draws. */
+  case?: Counterexample;
   /** Shrinking was stopped at the deadline (`shrinkDeadlineMs`): a smaller case may fail too. */
   shrinkStopped?: true;
   reason?: string;
@@ -132,8 +136,12 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const consequences = new Set<Consequence>();
   const consequenceOf = (error: unknown) => (error instanceof Violation && error.consequence !== undefined ? error.consequence : property.consequence);
   const calls: CallCount = new Map();
+  // What the last run of a case made, and of the last case that failed (the counterexample's, once shrinking is done).
+  let transcript: Transcript | undefined;
+  let failingTranscript: Transcript | undefined;
   const once = async (value: T) => {
-    if ((await withTimeout(property.check(target, value), timeoutMs)) === TIMED_OUT) {
+    transcript = { sent: [], sandboxes: [] };
+    if ((await withTimeout(transcribing(transcript, () => property.check(target, value)), timeoutMs)) === TIMED_OUT) {
       hung = true;
       throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`, "unavailable");
     }
@@ -157,7 +165,12 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       if (!(again.error instanceof TargetStopped)) throw again.error;
       // A hang is not shrunk: every smaller case that hangs would wait out the timeout too.
       if (error.how === "hung") hung = true;
-      throw new Violation(`the target stopped answering (${error.how === "hung" ? "it left a call unanswered" : "its process exited"}) in this case, and again when the case was done on a fresh process: ${error.message}`, "unavailable");
+      // Calls may have been in flight together: which one stopped it, the case does not say.
+      throw new Violation(
+        `the target stopped answering (${error.how === "hung" ? "it left a call unanswered" : "its process exited"}) in this case, and again when the case was done on a fresh process: ${error.message}`,
+        "unavailable",
+        "no single call",
+      );
     }
   };
   const predicate = async (value: T) => {
@@ -173,6 +186,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     const recorded = await recordingCalls(() => settle(judge(value)));
     if (!shrinking) addCalls(calls, recorded.calls);
     if (!recorded.answer.ok) {
+      failingTranscript = transcript;
       consequences.add(consequenceOf(recorded.answer.error));
       if (!shrinking) cases += 1;
       shrinking = true;
@@ -203,7 +217,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     ...common,
     status: "failed",
     ...counted,
-    counterexample: value === undefined ? "(none)" : property.render(value),
+    ...shownCounterexample(property, value, failingTranscript, errorInstance),
     ...(shrinkStopped ? { shrinkStopped: true as const } : {}),
     reason: describeFailure(errorInstance),
     consequence,
@@ -240,6 +254,15 @@ async function withTimeout<R>(promise: Promise<R>, ms: number): Promise<R | type
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The counterexample as text, and as data when the property renders a scene of calls. */
+function shownCounterexample<T>(property: AuditProperty<T>, value: T | undefined, transcript: Transcript | undefined, error: unknown): Pick<PropertyResult, "counterexample" | "case"> {
+  if (value === undefined) return { counterexample: "(none)" };
+  const scene = property.render(value);
+  if (typeof scene === "string") return { counterexample: scene };
+  const example = error instanceof Violation ? counterexampleOf(scene, transcript, error.brokenAt, error.made) : counterexampleOf(scene, transcript, undefined, undefined);
+  return { counterexample: renderCounterexample(example), case: example };
 }
 
 function describeFailure(error: unknown): string {

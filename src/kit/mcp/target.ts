@@ -27,7 +27,7 @@ import type { Tool, ToolResult } from "../../gates/tool.js";
 import { workspaceBoundary } from "../../gates/workspace-path.js";
 import { bashTool } from "../../tools/bash.js";
 import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
-import { type OfferedTool, type OperationTool, type Surface, recordCall, surface } from "../operations/surface.js";
+import { type OfferedTool, type OperationTool, type Surface, recordCall, surface, transcribe } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 import { type McpConnection, McpServerError, connectServer } from "./client.js";
 import type { McpMapping } from "./mapping.js";
@@ -157,6 +157,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
 
   const call = async (root: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> => {
     recordCall(tool);
+    transcribe({ via: "mcp", name: tool, args: [args] });
     const { entry, connection } = await serverFor(root);
     try {
       const answer = await connection.call(tool, args);

@@ -80,7 +80,7 @@ export const bashLimitsOutput: AuditProperty<OutputCase> = {
   threat: () => "the model's input alone",
   budgetScale: 0.4,
   arbitrary: outputCase,
-  render: (value) => `bash ${JSON.stringify(commandFor(value))}`,
+  render: () => ({}),
   async check(target, value) {
     await inSandbox(async (box) => {
       const result = await execute(toolsOf(target, box.root).bash, { command: commandFor(value) });
@@ -110,7 +110,7 @@ export const bashLimitsTimeout: AuditProperty<null> = {
   threat: () => "the model's input alone",
   maxRuns: 1,
   arbitrary: fc.constant(null),
-  render: () => `bash "exec sleep ${(2 * TIMEOUT_MS) / 1000}"`,
+  render: () => ({}),
   async check(target) {
     await inSandbox(async (box) => {
       const giveUp = new AbortController();

@@ -30,7 +30,6 @@ import {
   linkAttackOpening,
   listingAttack,
   operationProbe,
-  renderCandidate,
   targetLeaf,
   temporaryLinkAttack,
   treeAnd,
@@ -38,9 +37,9 @@ import {
 } from "../arbitraries/index.js";
 import { type AuditProperty, answered, inFlight, portable, violation } from "../property.js";
 import { showDifference } from "../show.js";
-import { type ContainmentCase, findFile, holds, inCaseSandbox, probeCount, renderCaseWith, treeThreat, withoutLinks } from "./containment.js";
-import { ORACLES, OPERATIONS, type Operation, type OperationId, type OperationInput, containmentId } from "../../operations/catalog.js";
-import type { OperationTool } from "../../operations/surface.js";
+import { type ContainmentCase, caseScene, findFile, holds, inCaseSandbox, probeCount, treeThreat, withoutLinks } from "./containment.js";
+import { ORACLES, OPERATIONS, type Operation, type OperationInput, containmentId } from "../../operations/catalog.js";
+import { type OperationTool, untranscribed } from "../../operations/surface.js";
 import { offeredTools, surfaceOf } from "../../operations/target.js";
 import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
 import type { Tree } from "../../sandbox/tree.js";
@@ -88,18 +87,6 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
   return fc.tuple(workspaceRoot(), aimed).map(([root, { tree, probes }]) => ({ root, tree, probes }));
 }
 
-/** How a counterexample shows a probe: `move "a" -> "l/new.txt"`, `search "l" "**"`, with `(tool 2)` past the first. */
-export function renderProbe(operation: OperationId, probe: ToolProbe): string {
-  const path = (candidate: Candidate | undefined) => (candidate === undefined ? "" : renderCandidate(candidate));
-  const parts = [
-    probe.path === undefined ? "" : ` ${path(probe.path)}`,
-    probe.paths === undefined ? "" : ` [${probe.paths.map(path).join(", ")}]`,
-    probe.source === undefined ? "" : ` ${path(probe.source)} -> ${path(probe.destination)}`,
-    probe.pattern === undefined ? "" : ` pattern ${JSON.stringify(probe.pattern)}`,
-  ];
-  return `${operation}${probe.tool === 0 ? "" : ` (tool ${probe.tool})`}${parts.join("")}`;
-}
-
 /** One call of a run: which probe, which tool, and the input it is sent. */
 interface Call {
   index: number;
@@ -112,7 +99,8 @@ interface Call {
 function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[]): Call[] {
   const text = (candidate: Candidate) => candidateText(box, candidate);
   return probes.map((probe, index) => {
-    const marker = `written by the audit, probe ${index} ${Math.random()}`;
+    // Numbered as the counterexample numbers its calls, and closed, so that call 1's is no prefix of call 10's.
+    const marker = `written by the audit, call ${index + 1}.`;
     const input: OperationInput = {
       ...(probe.path === undefined ? {} : { path: text(probe.path) }),
       ...(probe.paths === undefined ? {} : { paths: probe.paths.map(text) }),
@@ -133,7 +121,7 @@ const shown = (result: ToolResult) => String(result.content).slice(0, 200);
 function refuseSecrets(calls: readonly Call[], answers: readonly ToolResult[], world: string): void {
   for (const [position, answer] of answers.entries()) {
     const call = calls[position] as Call;
-    if (String(answer.content).includes(SECRET)) violation(`${call.tool.name} (probe ${call.index}) returned content from outside${world}: ${shown(answer)}`, "secretInAnswer");
+    if (String(answer.content).includes(SECRET)) violation(`${call.tool.name} (call ${call.index + 1}) returned content from outside${world}: ${shown(answer)}`, "secretInAnswer", call.index);
   }
 }
 
@@ -145,20 +133,22 @@ async function judgeReadOnly(box: Sandbox, calls: readonly Call[]): Promise<void
   const restore = await box.perturbOutside();
   let second: ToolResult[];
   try {
-    second = await inFlight(calls, ask);
+    // The same calls again: a counterexample shows each once.
+    second = await untranscribed(() => inFlight(calls, ask));
   } finally {
     await restore();
   }
   refuseSecrets(calls, second, " once the outside had changed");
   const moved = calls.filter((_call, position) => !sameAnswer(first[position] as ToolResult, second[position] as ToolResult));
-  const again = await inFlight(moved, ask);
+  const again = await untranscribed(() => inFlight(moved, ask));
   for (const [position, call] of moved.entries()) {
     const before = first[calls.indexOf(call)] as ToolResult;
     if (!sameAnswer(again[position] as ToolResult, before)) continue;
     const after = second[calls.indexOf(call)] as ToolResult;
     violation(
-      `${call.tool.name} (probe ${call.index}) answered otherwise once only the outside had changed, and as before once it was put back: ${showDifference(portable(box, String(before.content)), portable(box, String(after.content)), 60)}`,
+      `${call.tool.name} (call ${call.index + 1}) answered otherwise once only the outside had changed, and as before once it was put back: ${showDifference(portable(box, String(before.content)), portable(box, String(after.content)), 60)}`,
       "outsideRevealed",
+      call.index,
     );
   }
 }
@@ -183,17 +173,17 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
       const marker = call.marker;
       const direct = operation.id === "write" && call.input.path !== undefined && (await holds(box.root, resolve(box.root, call.input.path), marker));
       if (!direct && findFile(box.root, (content) => content.includes(marker)) === undefined)
-        violation(`${call.tool.name} (probe ${call.index}) reported success (${shown(answer)}) but no file inside the workspace holds what it wrote`, "falseSuccess");
+        violation(`${call.tool.name} (call ${call.index + 1}) reported success (${shown(answer)}) but no file inside the workspace holds what it wrote`, "falseSuccess", call.index);
     }
     if (before !== undefined) {
       const after = fileContents(box.root);
       const lost = [...before].filter(([content, count]) => (after.get(content) ?? 0) < count).map(([content]) => JSON.stringify(content.slice(0, 80)));
-      if (lost.length > 0) violation(`${call.tool.name} (probe ${call.index}) destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(answer)})`, "insideDestroyed");
+      if (lost.length > 0) violation(`${call.tool.name} (call ${call.index + 1}) destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(answer)})`, "insideDestroyed", call.index);
     }
   }
   if (operation.oracles.includes("secretImported")) {
     const imported = findFile(box.root, (content) => content.includes(SECRET));
-    if (imported !== undefined) violation(`a file inside the workspace now holds content from outside: ${imported}`, "secretImported");
+    if (imported !== undefined) violation(`a file inside the workspace now holds content from outside: ${imported}`, "secretImported", "no single call");
   }
 }
 
@@ -221,7 +211,7 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
     budgetScale: TOOL_TREE_SCALE,
     arbitrary: operationCases(operation),
     casesIn: probeCount,
-    render: (value) => renderCaseWith(value, (probe) => renderProbe(operation.id, probe)),
+    render: (value) => caseScene(value),
     async check(target, value) {
       await inCaseSandbox(target, value, async (box, root) => {
         const tools = surfaceOf(target, root).of(operation.id);

@@ -7,7 +7,7 @@
 import { candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { predictWorkspacePath, snapshotTree } from "../reference-resolver.js";
 import { type AuditProperty, settle, violation } from "../property.js";
-import { type ContainmentCase, containmentCases, inCaseSandbox, probeCount, renderCase, treeThreat, withoutLinks } from "./containment.js";
+import { type ContainmentCase, caseScene, containmentCases, inCaseSandbox, probeCount, treeThreat, withoutLinks } from "./containment.js";
 
 export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   id: "precision.workspacePath",
@@ -20,7 +20,7 @@ export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {
   withoutLinks,
   arbitrary: containmentCases(modelledCandidate()),
   casesIn: probeCount,
-  render: (value) => renderCase(value),
+  render: (value) => caseScene(value),
   async check(target, value) {
     await inCaseSandbox(target, value, async (box, root) => {
       // workspacePath changes nothing, so one snapshot of the tree predicts every probe.

@@ -19,8 +19,9 @@ import { join, relative } from "node:path";
 import { type Candidate, candidateText, fsTree, linkTarget, neighbourArea, relativeCandidate, renderCandidate, treeName } from "../arbitraries/index.js";
 import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { containsFileWith } from "./containment.js";
+import { shellWord } from "../../shell-word.js";
 import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
-import { type Area, type LinkTarget, type Tree, areaPath, linkText, materialize, renderTree } from "../../sandbox/tree.js";
+import { type Area, BOX_NAME, type LinkTarget, type Tree, areaName, areaPath, linkText, materialize } from "../../sandbox/tree.js";
 
 interface World {
   box: Sandbox;
@@ -89,15 +90,15 @@ class StepCommand implements fc.AsyncCommand<object, World> {
     const { step } = this;
     if (step.kind === "read") {
       const result = await execute(world.tools.read, { path: candidateText(world.box, step.candidate) });
-      if (String(result.content).includes(SECRET)) violation(`step ${world.step}: read returned canary content`, "secretInAnswer");
+      if (String(result.content).includes(SECRET)) violation(`call ${world.step}: read returned canary content`, "secretInAnswer", world.step - 1);
     } else if (step.kind === "write") {
       const content = `sequence write ${world.step}`;
       const result = await execute(world.tools.write, { path: candidateText(world.box, step.candidate), content });
       if (result.isError !== true && !containsFileWith(world.box.root, content))
-        violation(`step ${world.step}: write reported success but its content is nowhere inside the workspace`, "falseSuccess");
+        violation(`call ${world.step}: write reported success but its content is nowhere inside the workspace`, "falseSuccess", world.step - 1);
     }
     const changes = await world.box.canaryChanges();
-    if (changes.length > 0) violation(`step ${world.step} (${describeStep(step)}) changed outside: ${changes.join(", ")}`, "outsideChanged");
+    if (changes.length > 0) violation(`call ${world.step} changed outside: ${changes.join(", ")}`, "outsideChanged", world.step - 1);
   }
   toString() {
     return describeStep(this.step);
@@ -135,7 +136,8 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
     tree: fsTree(),
     commands: fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 12 }),
   }),
-  render: ({ tree, commands }) => `tree:\n${renderTree(tree)}\nsteps:\n  ${[...commands].map(String).join("\n  ")}`,
+  // Each step is one call, bash's included: the calls are the steps, as the case made them.
+  render: ({ tree }) => ({ workspace: { name: "ws", spelling: "canonical", tree } }),
   async check(target, { tree, commands }) {
     await inSandbox(async (box) => {
       await materialize(tree, box);
@@ -160,6 +162,10 @@ const ROOT_SWAP_CALLS: Record<RootSwapCase["call"], string> = {
   bash: `bash cat ${CANARY_FILE}`,
 };
 
+/** The root the tools are made on: in scratch, so that moving it aside changes no canary; and as a counterexample names it. */
+const LIVE_ROOT = "live";
+const SWAPPED_ROOT = `"${BOX_NAME}"/scratch/${LIVE_ROOT}`;
+
 export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
   id: "sequences.rootSwap",
   gate: "workspacePath",
@@ -174,17 +180,16 @@ export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
     link: fc.constantFrom("absolute" as const, "relative" as const),
     call: fc.constantFrom("read" as const, "writeNew" as const, "writeExisting" as const, "bash" as const),
   }),
-  render: ({ swap, to, link, call }) =>
-    [
-      "createWorkspaceTools($ROOT)",
-      swap === "renameThenLink" ? "mv $ROOT $ROOT.old" : "rm -r $ROOT",
-      `ln -s ${link === "absolute" ? `$${to}` : `<relative path to $${to}>`} $ROOT`,
-      `first call: ${ROOT_SWAP_CALLS[call]}`,
-    ].join("\n"),
+  // The swap as shell words, with the sandbox's directory in "$BOX".
+  render: ({ swap, to, link }) => ({
+    setup: [
+      `mkdir ${SWAPPED_ROOT} before the tools are made; then, before the first call: ${swap === "renameThenLink" ? `mv ${SWAPPED_ROOT} ${SWAPPED_ROOT}.old` : `rm -r ${SWAPPED_ROOT}`}; ln -s ${link === "absolute" ? `"${BOX_NAME}"/${shellWord(areaName(to))}` : shellWord(`../${areaName(to)}`)} ${SWAPPED_ROOT}`,
+    ],
+  }),
   async check(target, { swap, to, link, call }) {
     await inSandbox(async (box) => {
       // The root lives in scratch, so that moving it aside is no change to a canary.
-      const root = join(box.scratch, "live");
+      const root = join(box.scratch, LIVE_ROOT);
       await mkdir(root);
       const tools = toolsOf(target, root);
       // A server process is handed its root when it starts: start it before the swap, as creation would be.
