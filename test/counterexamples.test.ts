@@ -254,8 +254,8 @@ async function replay(module: string, result: JsonResult, shown: ReturnType<type
   }
 }
 
-/** The audit of a module that fails the properties, text and JSON, one run per module. */
-const audits = new Map<string, { stdout: string; report: JsonReport }>();
+/** The audit of a module that fails the properties, its text and its reports, one run per module. */
+const audits = new Map<string, { stdout: string; report: JsonReport; junit: string; sarif: string }>();
 
 beforeAll(async () => {
   await writeFile(join(scratch.path, "lexical-surface.mjs"), LEXICAL_SURFACE);
@@ -263,10 +263,11 @@ beforeAll(async () => {
   const modules = new Map<string, string[]>();
   for (const { id, module } of CASES) modules.set(module, [...(modules.get(module) ?? []), id]);
   for (const [module, ids] of modules) {
-    const json = join(scratch.path, `${audits.size}.json`);
+    const [json, junit, sarif] = ["json", "xml", "sarif"].map((extension) => join(scratch.path, `${audits.size}.${extension}`)) as [string, string, string];
     const path = module.startsWith("fixtures/") ? module : join(scratch.path, module);
-    const { stdout } = await cli(["audit", path, "--only", ids.join(","), "--seed", "1", "--runs", "50", "--json", json]);
-    audits.set(module, { stdout, report: JSON.parse(await readFile(json, "utf8")) as JsonReport });
+    const { stdout } = await cli(["audit", path, "--only", ids.join(","), "--seed", "1", "--runs", "50", "--json", json, "--junit", junit, "--sarif", sarif]);
+    const read = (file: string) => readFile(file, "utf8");
+    audits.set(module, { stdout, report: JSON.parse(await read(json)) as JsonReport, junit: await read(junit), sarif: await read(sarif) });
   }
 }, 240_000);
 
@@ -319,6 +320,48 @@ describe("one name for each place", () => {
     const log = JSON.parse(await readFile(sarif, "utf8")) as { runs: [{ properties: { legend: string[] }; tool: { driver: { rules: { help: { text: string } }[] } } }] };
     expect(log.runs[0].properties.legend).toEqual(legend);
     for (const rule of log.runs[0].tool.driver.rules) expect(rule.help.text).toContain(`legend:\n${legend?.join("\n")}`);
+  });
+});
+
+/** ls through links (as ls-stats-through-links), under a notice of thirty lines: an answer too long to show whole. */
+const VERBOSE_LS = `
+import { stat } from "node:fs/promises";
+import { surfaceTools } from ${JSON.stringify(resolve("fixtures/surface/surface.ts"))};
+const NOTICE = Array.from({ length: 30 }, (_, line) => "notice line " + (line + 1)).join("\\n");
+export const createWorkspaceTools = (root) =>
+  surfaceTools(root, { listEntry: stat }).map((tool) =>
+    tool.spec.name !== "ls" ? tool : { spec: tool.spec, execute: async (input, signal) => { const answer = await tool.execute(input, signal); return { ...answer, content: NOTICE + "\\n" + answer.content }; } },
+  );
+`;
+
+describe("a finding that an answer revealed the outside", () => {
+  const answers = /answered otherwise once only the outside had changed, and as before once it was put back:\n {2}as the outside was: {2}(".*")\n {2}once it had changed: (".*")$/;
+
+  it("shows both answers whole when they are short, in every report", async () => {
+    const { report, junit, sarif } = audits.get("fixtures/surface/ls-stats-through-links.ts") ?? {};
+    const reason = report?.results.find((result) => result.id === "containment.list")?.reason ?? "";
+    const [, before, after] = answers.exec(reason) ?? [];
+    expect(JSON.parse(before ?? "null")).toMatch(/\d+ B/);
+    expect(JSON.parse(after ?? "null")).not.toBe(JSON.parse(before ?? "null"));
+    expect(audits.get("fixtures/surface/ls-stats-through-links.ts")?.stdout).toContain(reason.split("\n").join("\n      "));
+    expect(parseJUnit(junit ?? "").cases.get("containment.list")?.failure?.message).toBe(reason);
+    expect((JSON.parse(sarif ?? "{}") as { runs: [{ results: { message: { text: string } }[] }] }).runs[0].results[0]?.message.text).toContain(`broken: ${reason}\n`);
+  });
+
+  it("shows the lines that differ when the answers are long, and how many lines they share", async () => {
+    await writeFile(join(scratch.path, "verbose-ls.ts"), VERBOSE_LS);
+    const json = join(scratch.path, "verbose.json");
+    const { code, stdout } = await cli(["audit", join(scratch.path, "verbose-ls.ts"), "--only", "containment.list", "--seed", "1", "--runs", "50", "--json", json]);
+    expect(code, stdout).toBe(1);
+    const reason = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results[0]?.reason ?? "";
+    const diff = /the lines that differ \(- as the outside was, \+ once it had changed; (\d+) lines the same\):\n((?: {2}[-+] ".*"\n?)+)$/.exec(reason);
+    expect(diff, reason).not.toBeNull();
+    // The notice is the same in both: it is counted, never shown; each changed line is shown once on each side.
+    expect(Number(diff?.[1])).toBeGreaterThanOrEqual(30);
+    expect(diff?.[2]).not.toContain("notice line");
+    const lines = (diff?.[2] ?? "").trimEnd().split("\n");
+    expect(lines.filter((line) => line.startsWith("  - ")).length).toBe(lines.filter((line) => line.startsWith("  + ")).length);
+    expect(stdout).toContain(reason.split("\n").join("\n      "));
   });
 });
 

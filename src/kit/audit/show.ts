@@ -13,7 +13,9 @@
  * - anything else as fast-check's `stringify` does (boxed values, dates, symbols, `-0`, and a
  *   function by what its `fc.toStringMethod` says, else its source).
  * `showDifference` names the first character where two texts differ, with a short escaped window of
- * each around it.
+ * each around it. `showAnswers` shows two answers whole when both are short, and otherwise the lines
+ * in which they differ (`-` the first's, `+` the second's, each line escaped, the same lines
+ * counted), as a line diff reads.
  * Does not promise: a function that closes over its scope reads back as it ran (its source is all
  * there is to show), nor identity (a value reached twice is written twice).
  */
@@ -108,4 +110,65 @@ export function showDifference(expected: string, actual: string, window = 32): s
   while (index < expected.length && index < actual.length && expected[index] === actual[index]) index++;
   const around = (text: string) => (index >= text.length ? "(end of text)" : JSON.stringify(text.slice(index, index + window)) + (text.length > index + window ? "…" : ""));
   return `at character ${index} of ${expected.length}: expected ${around(expected)}, got ${around(actual)} (${actual.length} characters)`;
+}
+
+/** Answers up to this long are shown whole, one line each. */
+const WHOLE_ANSWER = 160;
+/** The most differing lines a diff shows. */
+const DIFF_LINES = 24;
+
+/**
+ * Two answers as a reader compares them, under `labels` (`as the outside was`, `once it had changed`):
+ * both whole when short; else the lines only the first has (`- `) and only the second has (`+ `), in
+ * order, with how many lines they share.
+ */
+export function showAnswers(first: string, second: string, labels: readonly [string, string]): string {
+  if (first.length <= WHOLE_ANSWER && second.length <= WHOLE_ANSWER) {
+    const width = Math.max(...labels.map((label) => label.length));
+    return [first, second].map((answer, index) => `\n  ${`${labels[index]}:`.padEnd(width + 1)} ${showValue(answer)}`).join("");
+  }
+  const changes = lineDiff(first.split("\n"), second.split("\n"));
+  const differing = changes.filter((change) => change.sign !== " ");
+  const same = changes.length - differing.length;
+  const shown = differing.slice(0, DIFF_LINES).map((change) => `\n  ${change.sign} ${showValue(change.line)}`);
+  const more = differing.length > DIFF_LINES ? [`\n  … and ${differing.length - DIFF_LINES} more lines that differ`] : [];
+  return `\n  the lines that differ (- ${labels[0]}, + ${labels[1]}; ${same} line${same === 1 ? "" : "s"} the same):${shown.join("")}${more.join("")}`;
+}
+
+/** Above this many cells, the middle of a diff is shown as removed then added, without looking for common lines in it. */
+const DIFF_CELLS = 1_000_000;
+
+/** Each line of `one` and `other` in order, marked ` ` when both have it, `-` when only `one`, `+` when only `other` (a longest common subsequence). */
+function lineDiff(one: readonly string[], other: readonly string[]): { sign: " " | "-" | "+"; line: string }[] {
+  let start = 0;
+  while (start < one.length && start < other.length && one[start] === other[start]) start++;
+  let end = 0;
+  while (end < one.length - start && end < other.length - start && one[one.length - 1 - end] === other[other.length - 1 - end]) end++;
+  const [a, b] = [one.slice(start, one.length - end), other.slice(start, other.length - end)];
+  const same = (lines: readonly string[]) => lines.map((line) => ({ sign: " " as const, line }));
+  let middle: { sign: " " | "-" | "+"; line: string }[];
+  if (a.length * b.length > DIFF_CELLS) middle = [...a.map((line) => ({ sign: "-" as const, line })), ...b.map((line) => ({ sign: "+" as const, line }))];
+  else {
+    // longest(i, j): the length of the longest common subsequence of a[i..] and b[j..].
+    const width = b.length + 1;
+    const table = new Uint32Array((a.length + 1) * width);
+    const longest = (i: number, j: number) => table[i * width + j] as number;
+    for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) table[i * width + j] = a[i] === b[j] ? longest(i + 1, j + 1) + 1 : Math.max(longest(i + 1, j), longest(i, j + 1));
+    middle = [];
+    let [i, j] = [0, 0];
+    while (i < a.length || j < b.length) {
+      if (i < a.length && j < b.length && a[i] === b[j]) {
+        middle.push({ sign: " ", line: a[i] as string });
+        i += 1;
+        j += 1;
+      } else if (i < a.length && (j === b.length || longest(i + 1, j) >= longest(i, j + 1))) {
+        middle.push({ sign: "-", line: a[i] as string });
+        i += 1;
+      } else {
+        middle.push({ sign: "+", line: b[j] as string });
+        j += 1;
+      }
+    }
+  }
+  return [...same(one.slice(0, start)), ...middle, ...same(one.slice(one.length - end))];
 }

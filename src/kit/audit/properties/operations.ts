@@ -36,7 +36,7 @@ import {
   workspaceRoot,
 } from "../arbitraries/index.js";
 import { type AuditProperty, answered, inFlight, portable, violation } from "../property.js";
-import { showDifference } from "../show.js";
+import { showAnswers, showValue } from "../show.js";
 import { type ContainmentCase, caseScene, findFile, holds, inCaseSandbox, probeCount, treeThreat, withoutLinks } from "./containment.js";
 import { ORACLES, OPERATIONS, type Operation, type OperationInput, containmentId } from "../../operations/catalog.js";
 import { type OperationTool, untranscribed } from "../../operations/surface.js";
@@ -116,7 +116,14 @@ function callsOf(operation: Operation, tools: readonly OperationTool[], box: San
 
 const ask = (call: Call): Promise<ToolResult> => answered(call.tool.name, call.tool.call(call.input));
 
-const shown = (result: ToolResult) => String(result.content).slice(0, 200);
+/** An answer as a reason quotes it: its content escaped and folded, at most 200 characters of it. */
+const shown = (result: ToolResult) => {
+  const content = String(result.content);
+  return content.length > 200 ? `${showValue(content.slice(0, 200))}… (${content.length} characters)` : showValue(content);
+};
+
+/** What a reader compares of two answers: the content, and the error flag when it is set. */
+const answerText = (result: ToolResult) => `${String(result.content)}${result.isError === true ? "\n(isError)" : ""}`;
 
 function refuseSecrets(calls: readonly Call[], answers: readonly ToolResult[], world: string): void {
   for (const [position, answer] of answers.entries()) {
@@ -146,7 +153,7 @@ async function judgeReadOnly(box: Sandbox, calls: readonly Call[]): Promise<void
     if (!sameAnswer(again[position] as ToolResult, before)) continue;
     const after = second[calls.indexOf(call)] as ToolResult;
     violation(
-      `${call.tool.name} (call ${call.index + 1}) answered otherwise once only the outside had changed, and as before once it was put back: ${showDifference(portable(box, String(before.content)), portable(box, String(after.content)), 60)}`,
+      `${call.tool.name} (call ${call.index + 1}) answered otherwise once only the outside had changed, and as before once it was put back:${showAnswers(portable(box, answerText(before)), portable(box, answerText(after)), ["as the outside was", "once it had changed"])}`,
       "outsideRevealed",
       call.index,
     );
