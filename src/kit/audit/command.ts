@@ -25,7 +25,8 @@
  * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C). With `--mcp` the
  * target is an MCP server started by COMMAND (see mcp/target.ts): a mapped tool it lacks, or a server
  * that does not start, is exit 2 before any property runs, and a server that fails during the run is
- * exit 2 whatever the properties said.
+ * exit 2 whatever the properties said. `--list-tools` starts the target, prints how the audit takes
+ * each of its tools (tool-list.ts) and stops: exit 0, or 2 when the target cannot be started.
  */
 import { open, rm, writeFile } from "node:fs/promises";
 import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs } from "../cli-command.js";
@@ -44,6 +45,7 @@ import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, 
 import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "./shard.js";
 import { type AuditTarget, UnusableTarget, loadTarget, offeredTools, referenceTarget } from "../operations/target.js";
 import { COVERAGE_ID, coverageResult, coverageRows } from "./coverage.js";
+import { renderToolList } from "./tool-list.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
@@ -60,6 +62,7 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                              [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]]
                              [--fail-on C[,C...] | --baseline FILE] [--only ID[,ID...]]
                              [--exclude-tool NAME[,NAME...]] [--path P] [--conformance] [--timeout MS]
+       workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--exclude-tool NAME[,NAME...]] --list-tools
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
                and/or runAgent (default: this package's implementation; docs/contract.md)
@@ -97,6 +100,8 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --conformance
                fail the run when a text differs from the reference's (conformance properties)
   --timeout MS a run (a tree and all its probes) that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
+  --list-tools start the target, print how the audit takes each tool (operation, decided by its
+               name, its schema or the mapping, its argument for each role, or why none), and stop
 
 properties: ${PROPERTIES.map((property) => property.id).join(", ")}`;
 
@@ -119,6 +124,10 @@ export const auditCommand: CliCommand = {
       return cannot(io, `cannot load ${describeTarget(options)}: ${messageOf(error)}`);
     }
     try {
+      if (options.listTools) {
+        io.stdout(renderToolList(target.label, offeredTools(target)));
+        return 0;
+      }
       return await auditTarget(target, options, reports, io);
     } finally {
       if ("dispose" in target) await target.dispose();
@@ -362,6 +371,8 @@ interface AuditArgs {
   path?: string;
   conformance: boolean;
   timeoutMs: number;
+  /** Print how the target's tools are taken, and stop. */
+  listTools: boolean;
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
@@ -387,8 +398,10 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       timeout: { type: "string" },
       mcp: { type: "boolean" },
       mapping: { type: "string" },
+      "list-tools": { type: "boolean" },
     },
   });
+  if (values["list-tools"] === true) refuseBesideListTools(values);
   if (values.mcp === true && positionals.length > 0) throw new UsageError(`--mcp audits a server, not a MODULE: got ${positionals.join(" ")}`);
   if (values.mcp === true && command.length === 0) throw new UsageError("--mcp needs the server's command after --, e.g. --mcp -- npx -y @modelcontextprotocol/server-filesystem {root}");
   if (values.mcp !== true && flags.length < argv.length) throw new UsageError("a command after -- is for --mcp");
@@ -425,7 +438,15 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     ...(values.path === undefined ? {} : { path: values.path }),
     conformance: values.conformance === true,
     timeoutMs: positiveInteger("--timeout", values.timeout, DEFAULT_CASE_TIMEOUT_MS),
+    listTools: values["list-tools"] === true,
   };
+}
+
+/** The flags of a target (MODULE, --mcp, --mapping, --exclude-tool) go with --list-tools; a flag of a run would be ignored, so it is refused. */
+function refuseBesideListTools(values: Record<string, unknown>): void {
+  const ofTheTarget = new Set(["list-tools", "mcp", "mapping", "exclude-tool"]);
+  const others = Object.keys(values).filter((flag) => !ofTheTarget.has(flag));
+  if (others.length > 0) throw new UsageError(`--list-tools starts the target and stops: it takes no ${others.map((flag) => `--${flag}`).join(", ")}`);
 }
 
 function integer(flag: string, text: string): number {
