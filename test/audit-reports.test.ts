@@ -114,8 +114,38 @@ describe("--sarif", () => {
     expect(result?.message.text).toContain(`\nreplay: ${replay}`);
     expect(result?.message.text).toMatch(/\nconsequence: hardening broken\nthreat: the model's input alone\n/);
     expect(result?.message.text).toMatch(/\ncounterexample:\ncall:\n {2}1\. isInside\("\/.*", "\/.*", path\.posix\)\n/);
-    expect(result?.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: "fixtures/vulnerable/similar-prefix.ts" }, region: { startLine: 1 } } }]);
+    // The fork's mistake is its isInside, written on the line that defines it (its header comment says it too).
+    const mistake = (await readFile("fixtures/vulnerable/similar-prefix.ts", "utf8")).split("\n").findIndex((line) => line.includes("isInside: (root, path) => path.startsWith(root)")) + 1;
+    expect(mistake).toBeGreaterThan(1);
+    expect(result?.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: "fixtures/vulnerable/similar-prefix.ts" }, region: { startLine: mistake } } }]);
   });
+
+  it("points each result at the line that names what failed: the tool, else the export that makes it, else line 1 and says so", async () => {
+    const lineOf = async (file: string, written: string) => (await readFile(file, "utf8")).split("\n").findIndex((line) => line.includes(written) && !/^\s*(\*|\/\/)/.test(line)) + 1;
+    const run = async (name: string, ...argv: string[]) => {
+      const sarif = join(scratch, `${name}.sarif`);
+      // The flags first: whatever follows -- is the server's command.
+      await cli("audit", "--seed", "1", "--runs", "50", "--sarif", sarif, ...argv);
+      return { file: sarif, results: (await readSarif(sarif)).runs[0].results };
+    };
+    const region = (result: SarifLog["runs"][0]["results"][number] | undefined) => result?.locations[0]?.physicalLocation.region.startLine;
+    // The fork does not write "read": its tools come from the export that makes them.
+    const fork = await run("fork-read", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read");
+    expect(region(fork.results[0])).toBe(await lineOf("fixtures/vulnerable/similar-prefix.ts", "createWorkspaceTools"));
+    // The surface writes each tool by its name: the listing's result points at where ls is made.
+    const surface = await run("surface-ls", "fixtures/surface/ls-stats-through-links.ts", "--only", "containment.list", "--sarif-location", "fixtures/surface/surface.ts");
+    expect(region(surface.results[0])).toBe(await lineOf("fixtures/surface/surface.ts", 'tool("ls"'));
+    // A file that names none of it: line 1, and the result says what it looked for.
+    const elsewhere = await run("elsewhere", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--sarif-location", "LICENSE");
+    expect(region(elsewhere.results[0])).toBe(1);
+    expect(elsewhere.results[0]?.message.text).toMatch(/\nlocation: line 1, as no line of LICENSE names read or createWorkspaceTools$/);
+    // Over MCP, the mapping file's line that names the server's tool.
+    const mapping = "fixtures/mcp/tools-server.json";
+    const served = await run("served", "--only", "containment.read", "--mcp", "--mapping", mapping, "--", "node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "fixtures/vulnerable/similar-prefix.ts", "{root}");
+    expect(served.results.map((result) => result.ruleId)).toEqual(["containment.read"]);
+    expect(region(served.results[0])).toBe(await lineOf(mapping, '"tool": "read"'));
+    expect(await multitoolErrors([fork.file, surface.file, elsewhere.file, served.file])).toEqual([]);
+  }, 120_000);
 
   it("ranks each failed rule by its consequence: security-severity and the CWE tags of the consequence, the threat and the property", async () => {
     const [run] = (await readSarif(files.sarif)).runs;

@@ -46,6 +46,7 @@ import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } fro
 import { type AuditTarget, UnusableTarget, loadTarget, offeredTools, referenceTarget } from "../operations/target.js";
 import { COVERAGE_ID, coverageResult, coverageRows } from "./coverage.js";
 import { renderToolList } from "./tool-list.js";
+import { locateFailures } from "./located.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
@@ -175,6 +176,7 @@ async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditA
   } finally {
     guard.dispose();
   }
+  report.located = await locateFailures(report.results, report.coverage, report.location);
   const prefix = invocationOf(io, "audit");
   const words = targetWords(options);
   io.stdout(renderText(report, prefix, words));

@@ -14,7 +14,8 @@
  * SARIF: one rule per property that ran; one result per failed guarantee (level `error`, `warning`
  * when `--fail-on` tolerates it) and per differing text (`error` with `--conformance`, `note`
  * without), each with the rule, its consequence and threat, the reason, the counterexample and the
- * replay command, located at the report's `location` (findings/sarif.ts). Known limits are not
+ * replay command, located at the report's `location` (findings/sarif.ts), at the line that names what
+ * failed (located.ts), or at line 1 with a sentence saying no line does. Known limits are not
  * results: they are the chapter's, not the module's. The run's property bag lists every tool the
  * target offers with its coverage verdict, so an exclusion is repeated where the results are read;
  * the legend is in the run's property bag and in every rule's help, which code scanning shows beside
@@ -95,7 +96,8 @@ export function toSarif(report: JsonReport): string {
     (result): SarifResult => ({
       ruleId: result.id,
       level: failsRun(result, report) ? "error" : result.kind === "guarantee" ? "warning" : "note",
-      message: failureText(result),
+      ...(result.located === undefined ? {} : { line: result.located.line }),
+      message: [failureText(result), ...(result.located !== undefined && result.located.names === undefined ? [`location: line 1, as no line of ${report.location} names ${result.located.looked.join(" or ")}`] : [])].join("\n"),
       // A failed result always has both (run.ts, coverage.ts); the JSON's type leaves them optional for the rest.
       consequence: result.consequence ?? (result.kind === "conformance" ? "wording differs" : "hardening broken"),
       threat: result.threat ?? "the model's input alone",

@@ -20,6 +20,7 @@ import { shellWord } from "../shell-word.js";
 import { VERSION } from "../version.js";
 import { legendOf } from "./legend.js";
 import type { Counterexample } from "./counterexample.js";
+import type { Located } from "./located.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
 import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
@@ -51,6 +52,8 @@ export interface AuditReport {
   interrupted?: string;
   /** Every tool the target offers, attacked or not (coverage.ts); its verdict is the `coverage.tools` result. */
   coverage: CoverageRow[];
+  /** Each failure's line in `location` (located.ts), by result id. */
+  located?: Record<string, Located>;
 }
 
 export interface Summary {
@@ -106,6 +109,8 @@ export interface JsonReport {
     counterexample?: string;
     /** The counterexample as data, when it is a case of calls (counterexample.ts). */
     case?: Counterexample;
+    /** The line of `location` a SARIF result points at, and the name found there (located.ts). */
+    located?: Located;
     shrinkStopped?: true;
     reason?: string;
     missing?: string[];
@@ -212,6 +217,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         ...(result.weaknesses === undefined ? {} : { weaknesses: result.weaknesses }),
         ...(result.counterexample === undefined ? {} : { counterexample: result.counterexample }),
         ...(result.case === undefined ? {} : { case: result.case }),
+        ...(report.located?.[result.id] === undefined ? {} : { located: report.located[result.id] }),
         ...(result.shrinkStopped === undefined ? {} : { shrinkStopped: result.shrinkStopped }),
         ...(result.reason === undefined ? {} : { reason: result.reason }),
         ...(result.missing === undefined ? {} : { missing: result.missing }),
