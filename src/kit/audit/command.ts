@@ -28,7 +28,8 @@
  * exit 2 whatever the properties said. `--list-tools` starts the target, prints how the audit takes
  * each of its tools (tool-list.ts) and stops: exit 0, or 2 when the target cannot be started.
  */
-import { open, rm, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, open, rm, stat, writeFile } from "node:fs/promises";
 import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs } from "../cli-command.js";
 import { guardInterrupts } from "../toctou/interrupt.js";
 import { PROPERTIES } from "./properties/index.js";
@@ -47,6 +48,7 @@ import { type AuditTarget, UnusableTarget, loadTarget, offeredTools, referenceTa
 import { COVERAGE_ID, coverageResult, coverageRows } from "./coverage.js";
 import { renderToolList } from "./tool-list.js";
 import { locateFailures } from "./located.js";
+import { writeRegressionTests } from "./regression-test.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
@@ -63,6 +65,7 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                              [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]]
                              [--fail-on C[,C...] | --baseline FILE] [--only ID[,ID...]]
                              [--exclude-tool NAME[,NAME...]] [--path P] [--conformance] [--timeout MS]
+                             [--regression-test DIR]
        workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--exclude-tool NAME[,NAME...]] --list-tools
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
@@ -101,6 +104,9 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --conformance
                fail the run when a text differs from the reference's (conformance properties)
   --timeout MS a run (a tree and all its probes) that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
+  --regression-test DIR
+               write, for each failure, DIR/<property>.test.mjs: a node:test file that lays
+               out its counterexample and makes its calls again, failing until the bug is fixed
   --list-tools start the target, print how the audit takes each tool (operation, decided by its
                name, its schema or the mapping, its argument for each role, or why none), and stop
 
@@ -117,6 +123,8 @@ export const auditCommand: CliCommand = {
       const problem = await unwritable(file);
       if (problem !== undefined) return cannot(io, `cannot write ${flag} ${file}: ${problem}`);
     }
+    const testsProblem = options.regressionTest === undefined ? undefined : await notAWritableDirectory(options.regressionTest);
+    if (testsProblem !== undefined) return cannot(io, `cannot write --regression-test ${options.regressionTest}: ${testsProblem}`);
     let target: AuditTarget | McpAuditTarget;
     try {
       target = await loadAuditTarget(options);
@@ -187,6 +195,11 @@ async function auditTarget(target: AuditTarget | McpAuditTarget, options: AuditA
       (error: unknown) => `cannot write ${flag} ${file}: ${messageOf(error)}`,
     );
   }
+  if (written === undefined && options.regressionTest !== undefined)
+    written = await writeRegressionTests(toJson(report, prefix, words), options.regressionTest).then(
+      (listed) => void io.stdout(listed),
+      (error: unknown) => `cannot write --regression-test ${options.regressionTest}: ${messageOf(error)}`,
+    );
   const interrupted = guard.exitCode();
   if (interrupted !== undefined) {
     await closeSandboxes();
@@ -345,6 +358,17 @@ async function unwritable(file: string): Promise<string | undefined> {
   }
 }
 
+/** Why `dir` cannot take the regression tests, found before the run: it must be a directory this process may write in. */
+async function notAWritableDirectory(dir: string): Promise<string | undefined> {
+  try {
+    if (!(await stat(dir)).isDirectory()) return "not a directory";
+    await access(dir, constants.W_OK);
+    return undefined;
+  } catch (error) {
+    return messageOf(error);
+  }
+}
+
 function cannot(io: CliIo, message: string): number {
   io.stderr(`audit: ${message}\n`);
   return 2;
@@ -375,6 +399,8 @@ interface AuditArgs {
   timeoutMs: number;
   /** Print how the target's tools are taken, and stop. */
   listTools: boolean;
+  /** The directory each failure's regression test is written into. */
+  regressionTest?: string;
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
@@ -401,6 +427,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       mcp: { type: "boolean" },
       mapping: { type: "string" },
       "list-tools": { type: "boolean" },
+      "regression-test": { type: "string" },
     },
   });
   if (values["list-tools"] === true) refuseBesideListTools(values);
@@ -441,6 +468,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     conformance: values.conformance === true,
     timeoutMs: positiveInteger("--timeout", values.timeout, DEFAULT_CASE_TIMEOUT_MS),
     listTools: values["list-tools"] === true,
+    ...(values["regression-test"] === undefined ? {} : { regressionTest: values["regression-test"] }),
   };
 }
 
