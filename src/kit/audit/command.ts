@@ -39,6 +39,7 @@ import { ROOT_NAMES, rootSpellings } from "./arbitraries/index.js";
 import { progressOn } from "./progress.js";
 import { type AuditReport, type ReplayPrefix, type TargetWords, addedUp, failsRun, renderText, toJson } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
+import { toHtml } from "./report-html.js";
 import { type Consequence, DEFAULT_FAIL_ON, ESCAPES, parseFailOn } from "../findings/findings.js";
 import { findingsFile } from "../findings/sarif.js";
 import type { AuditProperty } from "./property.js";
@@ -62,7 +63,7 @@ export const DEFAULT_RUNS = 50;
 export const DEFAULT_TIME_SECONDS = 40;
 
 const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S | --runs N] [--seed N]
-                             [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]]
+                             [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]] [--html FILE]
                              [--fail-on C[,C...] | --baseline FILE] [--only ID[,ID...]]
                              [--exclude-tool NAME[,NAME...]] [--path P] [--conformance] [--timeout MS]
                              [--regression-test DIR]
@@ -86,6 +87,8 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --json FILE  also write the results as JSON (schemaVersion, tool version, summary counts)
   --junit FILE also write JUnit XML: one test case per property
   --sarif FILE also write SARIF 2.1.0 (GitHub code scanning): one result per failure
+  --html FILE  also write a page to read in a browser, one self-contained file: the verdict by
+               consequence, the coverage, each failure with its counterexample drawn and its replay
   --sarif-location FILE
                the file every SARIF result points at (default: MODULE, else the --mapping
                file, else package.json of the working directory)
@@ -330,6 +333,7 @@ function reportFiles(options: AuditArgs): ReportFile[] {
     files.push({ flag: "--json", file: options.json, render: (report, prefix, target) => `${JSON.stringify(toJson(report, prefix, target), null, 2)}\n` });
   if (options.junit !== undefined) files.push({ flag: "--junit", file: options.junit, render: (report, prefix, target) => toJUnit(toJson(report, prefix, target)) });
   if (options.sarif !== undefined) files.push({ flag: "--sarif", file: options.sarif, render: (report, prefix, target) => toSarif(toJson(report, prefix, target)) });
+  if (options.html !== undefined) files.push({ flag: "--html", file: options.html, render: (report, prefix, target) => toHtml(toJson(report, prefix, target)) });
   return files;
 }
 
@@ -390,6 +394,7 @@ interface AuditArgs {
   junit?: string;
   sarif?: string;
   sarifLocation?: string;
+  html?: string;
   failOn: Consequence[];
   baseline?: string;
   only?: string[];
@@ -417,6 +422,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       junit: { type: "string" },
       sarif: { type: "string" },
       "sarif-location": { type: "string" },
+      html: { type: "string" },
       "fail-on": { type: "string", multiple: true },
       baseline: { type: "string" },
       only: { type: "string", multiple: true },
@@ -460,6 +466,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     ...(values.junit === undefined ? {} : { junit: values.junit }),
     ...(values.sarif === undefined ? {} : { sarif: values.sarif }),
     ...(values["sarif-location"] === undefined ? {} : { sarifLocation: values["sarif-location"] }),
+    ...(values.html === undefined ? {} : { html: values.html }),
     failOn: values["fail-on"] === undefined ? [...DEFAULT_FAIL_ON] : parseFailOn(values["fail-on"]),
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     ...(only === undefined ? {} : { only }),

@@ -17,7 +17,9 @@
 import type { RootSpelling } from "./arbitraries/workspace-root.js";
 import { showValue } from "./show.js";
 import { type SentCall, type Transcript } from "../operations/surface.js";
-import { type ShownEntry, type Tree, entryLine, showName, shownTree } from "../sandbox/tree.js";
+import { BOX_NAME, type ShownEntry, type Tree, entryLine, showName, shownTree } from "../sandbox/tree.js";
+import { ROOT_ALIAS } from "../sandbox/sandbox.js";
+import { posix } from "node:path";
 
 /** A call as a report shows it. */
 export interface ShownCall {
@@ -25,6 +27,13 @@ export interface ShownCall {
   subject: string;
   /** An expression that makes the same call. */
   call: string;
+  /**
+   * Where the call's paths lead when one leaves the workspace: the directory beside it (`ws-other`,
+   * `outside`, `$BOX`, `..`), read from the path's text, and the link of the tree it goes `through`
+   * (`ws/l`), when it is one that crosses. Lexical: a link the tree does not lay out is not followed.
+   */
+  reaches?: string;
+  through?: string;
 }
 
 /** A file the case writes after its tree is laid out, with a content of its own (`materialize` writes `file <path>\n`). */
@@ -60,8 +69,8 @@ export interface Counterexample {
  */
 export type BrokenAt = number | "no single call" | undefined;
 
-/** How a root handed to the tools was spelled, in words. */
-const SPELLINGS: Readonly<Record<RootSpelling, string>> = {
+/** How a root handed to the tools was spelled, in words (the text report's and the page's). */
+export const SPELLINGS: Readonly<Record<RootSpelling, string>> = {
   canonical: "handed over as its real path",
   symlinkAlias: "handed over through a symlink to it",
   trailingSlash: "handed over with a trailing slash",
@@ -96,16 +105,49 @@ export function counterexampleOf(scene: Scene, transcript: Transcript | undefine
   const sent = transcript?.sent ?? [];
   const isMaking = (call: SentCall) => call.via === "export" && call.name === TOOLS_MADE;
   const tools = [...new Set(sent.filter(isMaking).map(shown))];
-  const calls = scene.calls === undefined ? sent.filter((call) => !isMaking(call)).map((call) => ({ subject: call.name, call: shown(call) })) : [...scene.calls];
+  const workspace = scene.workspace === undefined ? undefined : shownWorkspace(scene.workspace);
+  const calls =
+    scene.calls === undefined
+      ? sent.filter((call) => !isMaking(call)).map((call) => ({ subject: call.name, call: shown(call), ...(workspace === undefined ? {} : leaving(call.args, workspace, options.boxes)) }))
+      : [...scene.calls];
   const before = made === undefined ? calls.length : sent.slice(0, made).filter((call) => !isMaking(call)).length;
   const broke = brokenAt === "no single call" ? undefined : typeof brokenAt === "number" ? brokenAt + 1 : before > 0 ? before : undefined;
   return {
-    ...(scene.workspace === undefined ? {} : { workspace: shownWorkspace(scene.workspace) }),
+    ...(workspace === undefined ? {} : { workspace }),
     ...(tools.length === 0 ? {} : { tools }),
     ...(scene.setup === undefined || scene.setup.length === 0 ? {} : { setup: [...scene.setup] }),
     calls,
     ...(broke === undefined || broke > calls.length ? {} : { broke }),
   };
+}
+
+/** Where the first of a call's string arguments that leaves the workspace leads (`ShownCall.reaches`), nothing when none does. */
+function leaving(args: readonly unknown[], workspace: NonNullable<Counterexample["workspace"]>, boxes: readonly string[]): Pick<ShownCall, "reaches" | "through"> {
+  const base = "/box";
+  const root = `${base}/${workspace.name}`;
+  for (const text of stringsIn(args)) {
+    const box = boxes.find((path) => path !== "" && text.includes(path));
+    // The root as the tools were handed it through its alias is the root.
+    const inBox = box === undefined ? undefined : text.slice(text.indexOf(box) + box.length).replace(new RegExp(`^/scratch/${ROOT_ALIAS}(?=/|$)`), `/${workspace.name}`);
+    if (inBox === undefined && posix.isAbsolute(text)) continue;
+    const resolved = inBox === undefined ? posix.resolve(root, text) : posix.resolve(base, `.${inBox}`);
+    if (resolved === base) return { reaches: BOX_NAME };
+    if (!resolved.startsWith(`${base}/`)) return { reaches: ".." };
+    if (resolved !== root && !resolved.startsWith(`${root}/`)) return { reaches: resolved.slice(base.length + 1).split("/")[0] as string };
+    const parts = resolved.slice(root.length + 1).split("/");
+    for (let depth = 1; depth <= parts.length; depth++) {
+      const link = workspace.tree.find((entry) => entry.crosses && entry.path === [workspace.name, ...parts.slice(0, depth)].join("/"));
+      if (link !== undefined) return { reaches: link.reaches ?? "outside", through: link.path };
+    }
+  }
+  return {};
+}
+
+/** Every string in a call's arguments: an input's fields, a list's items. */
+function stringsIn(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (typeof value !== "object" || value === null) return [];
+  return Object.values(value).flatMap(stringsIn);
 }
 
 function shownWorkspace({ name, spelling, tree, written = [] }: NonNullable<Scene["workspace"]>): NonNullable<Counterexample["workspace"]> {

@@ -1,5 +1,5 @@
 /**
- * `workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]`: the verdict of
+ * `workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE] [--html FILE]`: the verdict of
  * one audit run in shards, with the reports `audit` writes for one run.
  *
  * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance,
@@ -17,6 +17,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
 import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
+import { toHtml } from "./report-html.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
 import { legendOf } from "./legend.js";
 import type { PropertyResult } from "./run.js";
@@ -108,14 +109,15 @@ export function renderMerged(report: JsonReport, shards: number): string {
 export const mergeCommand: CliCommand = {
   name: "merge",
   summary: "combine the --json reports of audit shards (--shard K/N) into one verdict",
-  usage: `usage: workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]
+  usage: `usage: workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE] [--html FILE]
 
   SHARD.json    the --json reports of every shard of one audit run
   --json FILE   also write the merged report as JSON
   --junit FILE  also write it as JUnit XML, as audit --junit does for one run
-  --sarif FILE  also write it as SARIF 2.1.0, as audit --sarif does for one run`,
+  --sarif FILE  also write it as SARIF 2.1.0, as audit --sarif does for one run
+  --html FILE   also write it as a page, as audit --html does for one run`,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "string" }, junit: { type: "string" }, sarif: { type: "string" } } });
+    const { values, positionals } = parseCommandArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "string" }, junit: { type: "string" }, sarif: { type: "string" }, html: { type: "string" } } });
     if (positionals.length === 0) throw new UsageError("give the shards' JSON reports");
     let merged: JsonReport;
     try {
@@ -130,6 +132,7 @@ export const mergeCommand: CliCommand = {
       [values.json, () => `${JSON.stringify(merged, null, 2)}\n`],
       [values.junit, () => toJUnit(merged)],
       [values.sarif, () => toSarif(merged)],
+      [values.html, () => toHtml(merged)],
     ] as const;
     for (const [file, render] of outputs) {
       if (file === undefined) continue;

@@ -279,7 +279,8 @@ export function judged(results: readonly Pick<PropertyResult, "runs" | "cases">[
   return `judged: ${total(results, "cases")} cases in ${total(results, "runs")} runs`;
 }
 
-function verdict(result: PropertyResult, rule: VerdictRule): string {
+/** A result's verdict word, the same in every report that shows one (the text's table, the page). */
+export function verdict(result: Judged, rule: VerdictRule): string {
   if (result.status === "skipped") return "skipped";
   if (result.status === "not-applicable") return "not applicable";
   if (result.kind === "limit") return result.status === "failed" ? "known limit" : "passed (limit closed)";
