@@ -365,6 +365,51 @@ describe("a finding that an answer revealed the outside", () => {
   });
 });
 
+/**
+ * The reference's tools, but a read of a path too long for the kernel falls back to a file beside the
+ * workspace: a failure only a long path shows.
+ */
+const LONG_PATH_FALLBACK = `
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { createWorkspaceTools as reference } from ${JSON.stringify(resolve("src/index.ts"))};
+export const createWorkspaceTools = (root) =>
+  reference(root).map((tool) =>
+    tool.spec.name !== "read" ? tool : { spec: tool.spec, execute: async (input, signal) => (String(input?.path).length > 1000 ? { content: readFileSync(join(dirname(root), "outside", "secret.txt"), "utf8") } : tool.execute(input, signal)) },
+  );
+`;
+
+describe("a long value", () => {
+  it("is folded in the text, exact in the JSON and in the replay, and the calls are counted from 1 as the reason counts them", async () => {
+    await writeFile(join(scratch.path, "long-path.ts"), LONG_PATH_FALLBACK);
+    const json = join(scratch.path, "long.json");
+    const { code, stdout } = await cli(["audit", join(scratch.path, "long-path.ts"), "--only", "containment.read", "--seed", "1", "--runs", "50", "--json", json]);
+    expect(code, stdout).toBe(1);
+    const result = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results[0] as JsonResult;
+    const broke = result.case?.broke as number;
+    const call = result.case?.calls[broke - 1]?.call ?? "";
+    // Shrunk to a path of some four thousand characters, written as the piece it repeats.
+    expect(call).toMatch(/^read\.execute\(\{"path":"[^"]{1,8}"\.repeat\(\d+\)( \+ "[^"]*")?\}\)$/);
+    const path = (new Function(`return (${call.slice("read.execute(".length, -1)}).path;`) as () => string)();
+    expect(path.length).toBeGreaterThan(1000);
+    expect(stdout).toContain(`\n        ${broke}. ${call}\n`);
+    expect(result.reason).toMatch(new RegExp(`^read \\(call ${broke}\\) returned content from outside`));
+    // The replay does the same case: the same counterexample, folded the same way.
+    const replay = result.replay?.split(" ") ?? [];
+    const again = await cli(replay.slice(replay.indexOf("audit")));
+    expect(again.stdout).toContain((result.counterexample ?? "").split("\n").join("\n      "));
+  });
+
+  it("of a file's content is folded in the text and exact in the JSON", () => {
+    const truncation = audits.get("fixtures/vulnerable/silent-truncation.ts");
+    const content = truncation?.report.results.find((result) => result.id === "truncation.read")?.case?.workspace?.written?.[0]?.content ?? "";
+    expect(content.length).toBeGreaterThan(16_000);
+    const folded = /^ {8}ws\/file\.txt holds (.*)$/m.exec(truncation?.stdout ?? "")?.[1] ?? "";
+    expect(folded.length).toBeLessThan(100);
+    expect((new Function(`return (${folded});`) as () => string)()).toBe(content);
+  });
+});
+
 describe("words a reader knows", () => {
   it("never says the chapter, the model resolver or plays, and defines the reference where it speaks of it", () => {
     for (const { stdout } of audits.values()) {
