@@ -10,10 +10,12 @@ import {
   ROOT_NAMES,
   ROOT_SPELLINGS,
   candidate,
+  candidateText,
   fsTree,
   isValidInput,
   nulCandidate,
   parentSteps,
+  renderCandidate,
   spellRoot,
   toolInput,
   windowsCandidate,
@@ -195,6 +197,17 @@ describe("generated trees as a counterexample shows them", () => {
     const link: TreeEntry = { kind: "symlink", at: ["l"], target: { form: "absolute", area: "sibling13", path: [] } };
     expect(renderTree([link])).toBe('  ws/l -> "$BOX/ws "');
     expect(areaPath(box, "sibling13")).toBe(join(dirname(box.outside), "ws "));
+  });
+
+  it("show a candidate by the text it has in the sandbox, the sandbox's directory written $BOX", () => {
+    fc.assert(
+      fc.property(candidate(), (drawn) => {
+        const shown = renderCandidate(drawn);
+        const text = shown.startsWith("$BOX/") ? shown.replace("$BOX", dirname(box.outside)) : (JSON.parse(shown) as string);
+        expect(text).toBe(candidateText(box, drawn));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("name each path once, and name exactly what materialize laid out on disk", async () => {
