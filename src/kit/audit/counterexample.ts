@@ -12,7 +12,8 @@
  * from 1, as the reasons name them (`read (call 2)`), and `broke` is the number of the call the rule
  * broke at, when the rule broke at one. Tree entries are named as on the disk (tree.ts, `shownTree`).
  * Does not promise: that a call made against another sandbox does the same (its tree must be laid out
- * first, and paths under `$BOX` are that sandbox's).
+ * first, and paths under `$BOX` are that sandbox's); an input is shown as it was when the case ended,
+ * so a tool that changes the object it was passed changes what its call shows.
  */
 import type { RootSpelling } from "./arbitraries/workspace-root.js";
 import { showValue } from "./show.js";
