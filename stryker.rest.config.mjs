@@ -14,7 +14,7 @@ import { GATE_FILES, part } from "./stryker.config.mjs";
  * into the gate run and the verified files that no longer exist left the summary: what stayed measured
  * 53.09 % in that same run (those files scored above the rest's average). Survivors cluster in
  * reporting and demo code whose text no test reads (the TOCTOU report alone has 110), and in the
- * audit's own machinery (arbitraries, trees, the model resolver, the properties), where a weaker
+ * audit's own machinery (arbitraries, trees, the reference resolver, the properties), where a weaker
  * generator or oracle still passes the reference and the kill matrix is the test that matters.
  */
 export const REST_BAR = 53;

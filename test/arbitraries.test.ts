@@ -1,8 +1,8 @@
 // The audit's arbitraries keep their promises: bounds by construction, every enumerated class drawn,
 // the root's twins and spellings what they claim to be.
 import fc from "fast-check";
-import { join } from "node:path";
-import { readdir, realpath } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { readdir, readlink, realpath } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CONTAINER_CLASSES,
@@ -10,10 +10,12 @@ import {
   ROOT_NAMES,
   ROOT_SPELLINGS,
   candidate,
+  candidateText,
   fsTree,
   isValidInput,
   nulCandidate,
   parentSteps,
+  renderCandidate,
   spellRoot,
   toolInput,
   windowsCandidate,
@@ -24,7 +26,7 @@ import { runProperty } from "../src/kit/audit/run.js";
 import { referenceTarget } from "../src/kit/operations/target.js";
 import { MOST_NAMED_TWINS, namedTwins, rootTwins } from "../src/kit/sandbox/root-twins.js";
 import { type Sandbox, createSandbox, displayBytes } from "../src/kit/sandbox/sandbox.js";
-import { type TreeEntry, areaPath, materialize, renderTree } from "../src/kit/sandbox/tree.js";
+import { type TreeEntry, areaPath, entryLine, materialize, renderTree, shownTree } from "../src/kit/sandbox/tree.js";
 
 describe("candidates", () => {
   it.each([0, 1, 3, 5])("never climb more than maxParentSteps = %i", (maxParentSteps) => {
@@ -191,10 +193,21 @@ describe("generated trees as a counterexample shows them", () => {
     expect(renderTree([{ kind: "file", at: ["a"] }, { kind: "dir", at: ["a"] }])).toBe("  ws/a");
   });
 
-  it("regression (peers run): a twin drawn past the root's count is shown as the twin the link reaches", () => {
+  it("regression (peers run): a twin drawn past the root's count is shown as the twin the link reaches, by its name", () => {
     const link: TreeEntry = { kind: "symlink", at: ["l"], target: { form: "absolute", area: "sibling13", path: [] } };
-    expect(renderTree([link])).toBe("  ws/l -> $BOX/sibling4");
-    expect(areaPath(box, "sibling13")).toBe(box.siblings[4]);
+    expect(renderTree([link])).toBe('  ws/l -> "$BOX/ws "');
+    expect(areaPath(box, "sibling13")).toBe(join(dirname(box.outside), "ws "));
+  });
+
+  it("show a candidate by the text it has in the sandbox, the sandbox's directory written $BOX", () => {
+    fc.assert(
+      fc.property(candidate(), (drawn) => {
+        const shown = renderCandidate(drawn);
+        const text = shown.startsWith("$BOX/") ? shown.replace("$BOX", dirname(box.outside)) : (JSON.parse(shown) as string);
+        expect(text).toBe(candidateText(box, drawn));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("name each path once, and name exactly what materialize laid out on disk", async () => {
@@ -207,7 +220,13 @@ describe("generated trees as a counterexample shows them", () => {
           .filter((line) => line !== "  (empty workspace)")
           .map((line) => line.trim().split(/ -> | == /)[0]!.replace(/\/$/, ""));
         expect(new Set(names).size).toBe(names.length);
-        for (const [, index] of renderTree(tree).matchAll(/\$BOX\/sibling(\d+)/g)) expect(Number(index)).toBeLessThan(box.siblings.length);
+        // A link is shown by the text it has on the disk, the sandbox written $BOX: one name for each place.
+        for (const shown of shownTree(tree)) {
+          if (shown.kind !== "symlink") continue;
+          const text = await readlink(join(dirname(box.root), shown.path));
+          expect(shown.to, shown.path).toBe(text.replace(dirname(box.outside), "$BOX"));
+          expect(renderTree(tree)).toContain(`  ${entryLine(shown)}`);
+        }
         const onDisk = (await entriesBelow(box.root)).map((name) => `ws/${name}`);
         expect([...names].sort()).toEqual(onDisk.sort());
         expect(renderTree(created)).toBe(renderTree(tree));

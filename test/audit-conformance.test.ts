@@ -37,7 +37,7 @@ describe("a secure module with its own wording and conventions", () => {
     expect(report.summary).toMatchObject({ failed: 0, warnings: 2, conformanceDiffers: 2, knownLimits: 1 });
     expect(stdout).toMatch(/^stringField\s+conformance\.fields\s+differs\s/m);
     expect(stdout).toMatch(/^bash limits\s+bashLimits\.output\s+warning\s/m);
-    expect(stdout).toContain("conformance: texts differ from the chapter's (docs/contract.md) in conformance.fields, conformance.truncation; a failure only with --conformance or --strict\n");
+    expect(stdout).toContain("conformance: texts differ from the reference's (docs/contract.md) in conformance.fields, conformance.truncation; a failure only with --conformance or --strict\n");
   }, 180_000); // a whole audit: slow on a loaded machine
 
   // Shrunk by containment.read at seed 11: a read through `..` of a missing file answered ENOENT, of an

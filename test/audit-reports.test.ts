@@ -115,9 +115,35 @@ describe("--sarif", () => {
     expect(result?.properties.replay).toBe(replay);
     expect(result?.message.text).toContain(`\nreplay: ${replay}`);
     expect(result?.message.text).toMatch(/\nconsequence: hardening broken\nthreat: the model's input alone\n/);
-    expect(result?.message.text).toMatch(/\ncounterexample:\nisInside\("\/.*", "\/.*", path\.posix\)\n/);
-    expect(result?.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: "fixtures/vulnerable/similar-prefix.ts" }, region: { startLine: 1 } } }]);
+    expect(result?.message.text).toMatch(/\ncounterexample:\ncall:\n {2}1\. isInside\("\/.*", "\/.*", path\.posix\)\n/);
+    // The fork's mistake is its isInside, written on the line that defines it (its header comment says it too).
+    const mistake = (await readFile("fixtures/vulnerable/similar-prefix.ts", "utf8")).split("\n").findIndex((line) => line.includes("isInside: (root, path) => path.startsWith(root)")) + 1;
+    expect(mistake).toBeGreaterThan(1);
+    expect(result?.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: "fixtures/vulnerable/similar-prefix.ts" }, region: { startLine: mistake } } }]);
   });
+
+  it("points each result at the line that names what failed: the tool, else the export that makes it, else line 1 and says so", async () => {
+    const lineOf = async (file: string, written: string) => (await readFile(file, "utf8")).split("\n").findIndex((line) => line.includes(written) && !/^\s*(\*|\/\/)/.test(line)) + 1;
+    // The flags first: a command after -- would take them.
+    const run = async (name: string, ...argv: string[]) => {
+      const sarif = join(scratch, `${name}.sarif`);
+      await cli("audit", "--seed", "1", "--runs", "30", "--sarif", sarif, ...argv);
+      return { file: sarif, results: (await readSarif(sarif)).runs[0].results };
+    };
+    const region = (result: SarifLog["runs"][0]["results"][number] | undefined) => result?.locations[0]?.physicalLocation.region.startLine;
+    // The fork does not write "read": its tools come from the export that makes them.
+    const fork = await run("fork-read", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read");
+    expect(region(fork.results[0])).toBe(await lineOf("fixtures/vulnerable/similar-prefix.ts", "createWorkspaceTools"));
+    // The surface writes each tool by its name: the listing's result points at where ls is made.
+    const surface = await run("surface-ls", "fixtures/surface/ls-stats-through-links.ts", "--only", "containment.list", "--sarif-location", "fixtures/surface/surface.ts");
+    expect(region(surface.results[0])).toBe(await lineOf("fixtures/surface/surface.ts", 'tool("ls"'));
+    // A file that names none of it: line 1, and the result says what it looked for.
+    const elsewhere = await run("elsewhere", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--sarif-location", "LICENSE");
+    expect(region(elsewhere.results[0])).toBe(1);
+    expect(elsewhere.results[0]?.message.text).toMatch(/\nlocation: line 1, as no line of LICENSE names read or createWorkspaceTools$/);
+    // Over MCP, the mapping's line: test/mcp.test.ts ("prints a replay that runs the same case").
+    expect(await multitoolErrors([fork.file, surface.file, elsewhere.file])).toEqual([]);
+  }, 120_000);
 
   it("ranks each failed rule by its consequence: security-severity and the CWE tags of the consequence, the threat and the property", async () => {
     const [run] = (await readSarif(files.sarif)).runs;
@@ -187,7 +213,7 @@ describe("--junit", () => {
     expect(cases.get("containment.read")?.failure?.type).toBe("outside read");
     expect(failure?.["#text"]).toContain(`replay: ${/^ {4}replay: (.+--only isInside\.posix .+)$/m.exec(fork.stdout)?.[1] as string}`);
     expect(failure?.["#text"]).toMatch(/\nconsequence: hardening broken\nthreat: the model's input alone\n/);
-    expect(failure?.["#text"]).toMatch(/counterexample:\nisInside\(/);
+    expect(failure?.["#text"]).toMatch(/counterexample:\ncall:\n {2}1\. isInside\(/);
     expect(cases.get("truncation.read")).toEqual({ classname: "truncation", name: "truncation.read", time: expect.stringMatching(/^\d+\.\d{3}$/) });
     expect(cases.get("limits.hardlink")?.failure).toBeUndefined();
     expect(cases.get("limits.hardlink")?.["system-out"]).toMatch(/^known limit/);

@@ -87,7 +87,7 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
       const failure = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results.find((result) => result.id === "containment.write");
       expect(failure?.status).toBe("failed");
       // Shrunk to the one link the escape needs, to the quote or the space twin.
-      expect(twinOf(failure?.counterexample)).toMatch(/['\s]$/);
+      expect(twinOf(failure)).toMatch(/['\s]$/);
       const again = await cli([...(failure?.replay as string).replace("'{root}'", "{root}").split(" ").slice(2)]);
       expect(again.code).toBe(1);
       expect(again.stdout).toContain((failure?.counterexample as string).split("\n").join("\n      "));

@@ -144,6 +144,12 @@ describe("workspace-gates audit --mcp", () => {
     const uris = async (file: string) => (JSON.parse(await readFile(file, "utf8")) as { runs: [{ results: { locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }] }).runs[0].results.map((result) => result.locations[0]?.physicalLocation.artifactLocation.uri);
     expect(await uris(sarif)).toEqual([MAPPING_FILE]);
     expect(await uris(named)).toEqual(["src/server.ts"]);
+    // At the mapping's line that names the server's tool that failed; in a file that names none, line 1, said so.
+    const results = async (file: string) => (JSON.parse(await readFile(file, "utf8")) as { runs: [{ results: { message: { text: string }; locations: { physicalLocation: { region: { startLine: number } } }[] }[] }] }).runs[0].results;
+    const mapped = (await readFile(MAPPING_FILE, "utf8")).split("\n").findIndex((line) => line.includes('"tool": "write"')) + 1;
+    expect(mapped).toBeGreaterThan(1);
+    expect((await results(sarif)).map((result) => result.locations[0]?.physicalLocation.region.startLine)).toEqual([mapped]);
+    expect((await results(named))[0]?.message.text).toMatch(/\nlocation: line 1, as no line of src\/server\.ts names write or createWorkspaceTools$/);
     expect(await multitoolErrors([sarif, named])).toEqual([]);
     expect(await junitSchemaErrors(await readFile(junit, "utf8"))).toEqual([]);
   });

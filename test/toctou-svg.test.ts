@@ -3,15 +3,15 @@
 // `toctou --svg`: the timeline drawn from the run's own events, opened in a real headless Chromium
 // (shipped inside the @sparticuz/chromium package, so nothing is downloaded), and the pictures in
 // docs/toctou.md, which must show what a fresh run shows.
-import chromium from "@sparticuz/chromium";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import puppeteer, { type Browser } from "puppeteer-core";
+import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, expect } from "vitest";
 import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
 import { main } from "../src/kit/cli.js";
 import { LINUX_PROCFS, describeNeeding, itNeeding } from "./support/platform.js";
+import { CHROMIUM, launchChromium } from "./support/browser.js";
 
 /** What the browser makes of a timeline: per lane its tool, outcome and the marks' x in drawing order. */
 interface Drawn {
@@ -21,8 +21,6 @@ interface Drawn {
   offCanvas: string[];
   overlaps: string[];
 }
-
-const CHROMIUM = { missing: process.platform !== "linux" || process.arch !== "x64", reason: "Linux x64 only: the packaged Chromium is built for it" };
 
 let browser: Browser | undefined;
 let dir = "";
@@ -79,7 +77,7 @@ function expectLegible(drawn: Drawn): void {
 describeNeeding(CHROMIUM, "the TOCTOU timeline in a real browser", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "workspace-gates-svg-"));
-    browser = await puppeteer.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {

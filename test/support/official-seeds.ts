@@ -5,6 +5,7 @@
  * page to the committed figures, and the figures to the page's claim.
  */
 import type { JsonReport } from "../../src/kit/audit/report.js";
+import type { Counterexample } from "../../src/kit/audit/counterexample.js";
 import { namedTwins } from "../../src/kit/sandbox/root-twins.js";
 import type { GeneratedSection } from "./generated-section.js";
 
@@ -35,9 +36,19 @@ export interface OfficialSeeds {
   rows: SeedRow[];
 }
 
-/** The twin a counterexample's one link to a twin reaches, by its name (`ws'`, or of the case's root); null unless it has exactly one. */
-export function twinOf(counterexample: string | undefined): string | null {
-  const text = counterexample ?? "";
+/**
+ * The twin a counterexample's one link to a twin reaches, by its name (`ws'`, or of the case's root);
+ * null unless it has exactly one. Read from the case's tree; a result written before counterexamples
+ * had one (docs/peers.json, docs/official-seeds.json) from its text, which numbered the twins.
+ */
+export function twinOf(result: { counterexample?: string | undefined; case?: Counterexample | undefined } | undefined): string | null {
+  const workspace = result?.case?.workspace;
+  if (workspace !== undefined) {
+    const twins = namedTwins(workspace.name);
+    const reached = workspace.tree.filter((entry) => entry.crosses && twins.includes(entry.reaches ?? ""));
+    return reached.length === 1 ? (reached[0]?.reaches ?? null) : null;
+  }
+  const text = result?.counterexample ?? "";
   const links = [...text.matchAll(/\$BOX\/sibling(\d+)|sibling(\d+) \(relative\)/g)];
   const number = links.length === 1 ? (links[0]?.[1] ?? links[0]?.[2]) : undefined;
   const root = /^root: (".*") \(/m.exec(text)?.[1];
@@ -52,7 +63,7 @@ export function seedRow(seed: number, exitCode: number, report: JsonReport, seco
     status: watched?.status ?? "missing",
     runs: watched?.runs ?? 0,
     cases: watched?.cases ?? 0,
-    twin: watched?.status === "failed" ? twinOf(watched.counterexample) : null,
+    twin: watched?.status === "failed" ? twinOf(watched) : null,
     failed: report.results.filter((result) => result.kind === "guarantee" && result.status === "failed").map((result) => result.id),
     judgedCases: report.results.reduce((sum, result) => sum + result.cases, 0),
     seconds,

@@ -27,9 +27,11 @@
  * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C). With `--mcp` the
  * target is an MCP server started by COMMAND (see mcp/target.ts): a mapped tool it lacks, or a server
  * that does not start, is exit 2 before any property runs, and a server that fails during the run is
- * exit 2 whatever the properties said.
+ * exit 2 whatever the properties said. `--list-tools` starts the target, prints how the audit takes
+ * each of its tools (tool-list.ts) and stops: exit 0, or 2 when the target cannot be started.
  */
-import { open, rm, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, open, rm, stat, writeFile } from "node:fs/promises";
 import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs } from "../cli-command.js";
 import { guardInterrupts } from "../toctou/interrupt.js";
 import { PROPERTIES } from "./properties/index.js";
@@ -41,6 +43,7 @@ import { type AuditReport, type ReplayPrefix, type TargetWords, addedUp, failsRu
 import { toJUnit, toSarif } from "./report-formats.js";
 import { type Consequence, DEFAULT_FAIL_ON, ESCAPES, STRICT_FAIL_ON, isConvention, parseFailOn } from "../findings/findings.js";
 import { type SuppressionsFile, SuppressionsError, readSuppressions, today } from "../findings/suppressions.js";
+import { toHtml } from "./report-html.js";
 import { findingsFile } from "../findings/sarif.js";
 import type { AuditProperty } from "./property.js";
 import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, runProperty } from "./run.js";
@@ -48,6 +51,9 @@ import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } fro
 import { type AuditTarget, UnusableTarget, loadTarget, offeredTools, referenceTarget } from "../operations/target.js";
 import { COVERAGE_ID, coverageResult, coverageRows } from "./coverage.js";
 import { type Pace, measurePace } from "./pace.js";
+import { renderToolList } from "./tool-list.js";
+import { locateFailures } from "./located.js";
+import { writeRegressionTests } from "./regression-test.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../mcp/target.js";
 
@@ -63,10 +69,11 @@ export const DEFAULT_TIME_SECONDS = 40;
 const SYNOPSIS = "workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]";
 
 const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S | --runs N] [--seed N]
-                             [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]]
+                             [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]] [--html FILE]
                              [--strict | --fail-on C[,C...] | --baseline FILE] [--suppressions FILE]
                              [--only ID[,ID...]] [--exclude-tool NAME[,NAME...]] [--path P] [--conformance]
-                             [--timeout MS]
+                             [--timeout MS] [--regression-test DIR]
+       workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--exclude-tool NAME[,NAME...]] --list-tools
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
                and/or runAgent (default: this package's implementation; docs/contract.md)
@@ -86,6 +93,8 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --json FILE  also write the results as JSON (schemaVersion, tool version, summary counts)
   --junit FILE also write JUnit XML: one test case per property
   --sarif FILE also write SARIF 2.1.0 (GitHub code scanning): one result per failure
+  --html FILE  also write a page to read in a browser, one self-contained file: the verdict by
+               consequence, the coverage, each failure with its counterexample drawn and its replay
   --sarif-location FILE
                the file every SARIF result points at (default: MODULE, else the --mapping
                file, else package.json of the working directory)
@@ -107,8 +116,13 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                that takes a path and that nothing attacked fails the audit unless excluded
   --path P     replay one shrunk run (with --seed and a single --only)
   --conformance
-               fail the run when a text differs from the chapter's (conformance properties; --strict does too)
+               fail the run when a text differs from the reference's (conformance properties; --strict does too)
   --timeout MS a run (a tree and all its probes) that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
+  --regression-test DIR
+               write, for each failure, DIR/<property>.test.mjs: a node:test file that lays
+               out its counterexample and makes its calls again, failing until the bug is fixed
+  --list-tools start the target, print how the audit takes each tool (operation, decided by its
+               name, its schema or the mapping, its argument for each role, or why none), and stop
 
 properties: ${PROPERTIES.map((property) => property.id).join(", ")}`;
 
@@ -132,6 +146,8 @@ export const auditCommand: CliCommand = {
       if (error instanceof SuppressionsError) return cannot(io, error.message);
       throw error;
     }
+    const testsProblem = options.regressionTest === undefined ? undefined : await notAWritableDirectory(options.regressionTest);
+    if (testsProblem !== undefined) return cannot(io, `cannot write --regression-test ${options.regressionTest}: ${testsProblem}`);
     let target: AuditTarget | McpAuditTarget;
     try {
       target = await loadAuditTarget(options);
@@ -140,6 +156,10 @@ export const auditCommand: CliCommand = {
       return cannot(io, `cannot load ${describeTarget(options)}: ${messageOf(error)}`);
     }
     try {
+      if (options.listTools) {
+        io.stdout(renderToolList(target.label, offeredTools(target)));
+        return 0;
+      }
       return await auditTarget(target, options, reports, io, suppressions, began);
     } finally {
       if ("dispose" in target) await target.dispose();
@@ -207,6 +227,7 @@ async function auditTarget(
     ...("starts" in target ? { serverStarts: { count: target.starts.count, ms: Math.round(target.starts.ms) } } : {}),
   };
   if (suppressions !== undefined) report = withSuppressions(report, suppressions, today());
+  report.located = await locateFailures(report.results, report.coverage, report.location);
   const prefix = invocationOf(io, "audit");
   const words = targetWords(options);
   io.stdout(renderText(report, prefix, words));
@@ -217,6 +238,11 @@ async function auditTarget(
       (error: unknown) => `cannot write ${flag} ${file}: ${messageOf(error)}`,
     );
   }
+  if (written === undefined && options.regressionTest !== undefined)
+    written = await writeRegressionTests(toJson(report, prefix, words), options.regressionTest).then(
+      (listed) => void io.stdout(listed),
+      (error: unknown) => `cannot write --regression-test ${options.regressionTest}: ${messageOf(error)}`,
+    );
   const interrupted = guard.exitCode();
   if (interrupted !== undefined) {
     await closeSandboxes();
@@ -428,6 +454,7 @@ function reportFiles(options: AuditArgs): ReportFile[] {
     files.push({ flag: "--json", file: options.json, render: (report, prefix, target) => `${JSON.stringify(toJson(report, prefix, target), null, 2)}\n` });
   if (options.junit !== undefined) files.push({ flag: "--junit", file: options.junit, render: (report, prefix, target) => toJUnit(toJson(report, prefix, target)) });
   if (options.sarif !== undefined) files.push({ flag: "--sarif", file: options.sarif, render: (report, prefix, target) => toSarif(toJson(report, prefix, target)) });
+  if (options.html !== undefined) files.push({ flag: "--html", file: options.html, render: (report, prefix, target) => toHtml(toJson(report, prefix, target)) });
   return files;
 }
 
@@ -456,6 +483,17 @@ async function unwritable(file: string): Promise<string | undefined> {
   }
 }
 
+/** Why `dir` cannot take the regression tests, found before the run: it must be a directory this process may write in. */
+async function notAWritableDirectory(dir: string): Promise<string | undefined> {
+  try {
+    if (!(await stat(dir)).isDirectory()) return "not a directory";
+    await access(dir, constants.W_OK);
+    return undefined;
+  } catch (error) {
+    return messageOf(error);
+  }
+}
+
 function cannot(io: CliIo, message: string): number {
   io.stderr(`audit: ${message}\n`);
   return 2;
@@ -477,6 +515,7 @@ interface AuditArgs {
   junit?: string;
   sarif?: string;
   sarifLocation?: string;
+  html?: string;
   failOn: Consequence[];
   baseline?: string;
   suppressions?: string;
@@ -485,6 +524,10 @@ interface AuditArgs {
   path?: string;
   conformance: boolean;
   timeoutMs: number;
+  /** Print how the target's tools are taken, and stop. */
+  listTools: boolean;
+  /** The directory each failure's regression test is written into. */
+  regressionTest?: string;
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
@@ -501,6 +544,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       junit: { type: "string" },
       sarif: { type: "string" },
       "sarif-location": { type: "string" },
+      html: { type: "string" },
       "fail-on": { type: "string", multiple: true },
       strict: { type: "boolean" },
       baseline: { type: "string" },
@@ -512,8 +556,11 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       timeout: { type: "string" },
       mcp: { type: "boolean" },
       mapping: { type: "string" },
+      "list-tools": { type: "boolean" },
+      "regression-test": { type: "string" },
     },
   });
+  if (values["list-tools"] === true) refuseBesideListTools(values);
   if (values.mcp === true && positionals.length > 0) throw new UsageError(`--mcp audits a server, not a MODULE: got ${positionals.join(" ")}`);
   if (values.mcp === true && command.length === 0) throw new UsageError("--mcp needs the server's command after --, e.g. --mcp -- npx -y @modelcontextprotocol/server-filesystem {root}");
   if (values.mcp !== true && flags.length < argv.length) throw new UsageError("a command after -- is for --mcp");
@@ -544,6 +591,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     ...(values.junit === undefined ? {} : { junit: values.junit }),
     ...(values.sarif === undefined ? {} : { sarif: values.sarif }),
     ...(values["sarif-location"] === undefined ? {} : { sarifLocation: values["sarif-location"] }),
+    ...(values.html === undefined ? {} : { html: values.html }),
     // Against a baseline every status counts, conventions included: the report says so too.
     failOn: values["fail-on"] !== undefined ? parseFailOn(values["fail-on"]) : values.strict === true || values.baseline !== undefined ? [...STRICT_FAIL_ON] : [...DEFAULT_FAIL_ON],
     ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
@@ -553,7 +601,16 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     ...(values.path === undefined ? {} : { path: values.path }),
     conformance: values.conformance === true || values.strict === true,
     timeoutMs: positiveInteger("--timeout", values.timeout, DEFAULT_CASE_TIMEOUT_MS),
+    listTools: values["list-tools"] === true,
+    ...(values["regression-test"] === undefined ? {} : { regressionTest: values["regression-test"] }),
   };
+}
+
+/** The flags of a target (MODULE, --mcp, --mapping, --exclude-tool) go with --list-tools; a flag of a run would be ignored, so it is refused. */
+function refuseBesideListTools(values: Record<string, unknown>): void {
+  const ofTheTarget = new Set(["list-tools", "mcp", "mapping", "exclude-tool"]);
+  const others = Object.keys(values).filter((flag) => !ofTheTarget.has(flag));
+  if (others.length > 0) throw new UsageError(`--list-tools starts the target and stops: it takes no ${others.map((flag) => `--${flag}`).join(", ")}`);
 }
 
 function integer(flag: string, text: string): number {

@@ -109,12 +109,12 @@ export function coverageResult(rows: readonly CoverageRow[], seed: number): Prop
 export function renderCoverage(rows: readonly CoverageRow[]): string[] {
   if (rows.length === 0) return [];
   const width = Math.max(4, ...rows.map((row) => row.tool.length));
-  const playsWidth = Math.max(5, ...rows.map((row) => row.plays.length));
+  const playsWidth = Math.max("operation".length, ...rows.map((row) => row.plays.length));
   const line = (row: CoverageRow) => {
     const by = Object.entries(row.attackedBy).map(([id, calls]) => `${id} (${calls})`);
     const detail = row.verdict === "attacked" ? `attacked by ${by.join(", ")}` : `${row.verdict === "not attacked" ? "NOT ATTACKED" : row.verdict}: ${row.why}${by.length === 0 ? "" : `; called by ${by.join(", ")}`}`;
     const optional = row.optional === undefined ? "" : `; optional arguments: ${Object.entries(row.optional).map(([argument, calls]) => `${argument} (${calls === 0 ? "never sent" : calls})`).join(", ")}`;
     return `  ${row.tool.padEnd(width)}  ${row.plays.padEnd(playsWidth)}  ${detail}${optional}`;
   };
-  return [`coverage: every tool the target offers (calls made, by property)`, `  ${"tool".padEnd(width)}  ${"plays".padEnd(playsWidth)}  verdict`, ...rows.map(line), ""];
+  return [`coverage: every tool the target offers (calls made, by property)`, `  ${"tool".padEnd(width)}  ${"operation".padEnd(playsWidth)}  verdict`, ...rows.map(line), ""];
 }

@@ -1,5 +1,5 @@
 /**
- * `workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]`: the verdict of
+ * `workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE] [--html FILE]`: the verdict of
  * one audit run in shards, with the reports `audit` writes for one run.
  *
  * Promises: the reports must be the shards 1..N of one run (same target, seed, budget, conformance,
@@ -15,9 +15,11 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
-import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total, verdictOf } from "./report.js";
+import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total, verdict } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
+import { toHtml } from "./report-html.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
+import { legendOf } from "./legend.js";
 import type { PropertyResult } from "./run.js";
 import { type Consequence, findingLines } from "../findings/findings.js";
 
@@ -57,7 +59,10 @@ export function mergeReports(reports: readonly JsonReport[]): JsonReport {
   const results = first.results.map((result, position) =>
     result.id === COVERAGE_ID ? { ...result, ...jsonOf(judged) } : mergeResult(ordered.map((report) => report.results[position] ?? result)),
   );
-  return { ...common, coverage, summary: summarize(results, first), results };
+  const { legend: _legend, ...shared } = common;
+  // A shard without a failure has no legend: the merged failures decide it.
+  const legend = legendOf(results);
+  return { ...shared, coverage, summary: summarize(results, first), ...(legend.length === 0 ? {} : { legend }), results };
 }
 
 /** A result's JSON fields (a coverage result has no replay). */
@@ -86,9 +91,9 @@ export function renderMerged(report: JsonReport, shards: number): string {
   const header = `${"property".padEnd(28)} ${"verdict".padEnd(12)} ${"runs".padStart(9)} ${"cases".padStart(9)}`;
   const lines = report.results.map((result) => {
     const fails = failsRun(result, report);
-    const verdict = verdictOf(result, report);
+    const word = verdict(result, report);
     const detail = fails ? ["", ...findingLines(result), `broken: ${result.reason ?? ""}`, `replay: ${result.replay ?? ""}`].join("\n    ") : "";
-    return `${result.id.padEnd(28)} ${verdict.padEnd(12)} ${String(result.runs).padStart(9)} ${String(result.cases).padStart(9)}${detail}`;
+    return `${result.id.padEnd(28)} ${word.padEnd(12)} ${String(result.runs).padStart(9)} ${String(result.cases).padStart(9)}${detail}`;
   });
   const { passed, failed, skipped } = report.summary;
   return `${[
@@ -104,15 +109,16 @@ export function renderMerged(report: JsonReport, shards: number): string {
 export const mergeCommand: CliCommand = {
   name: "merge",
   summary: "combine the --json reports of audit shards (--shard K/N) into one verdict",
-  synopsis: "workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]",
-  usage: `usage: workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE]
+  synopsis: "workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE] [--html FILE]",
+  usage: `usage: workspace-gates merge SHARD.json... [--json FILE] [--junit FILE] [--sarif FILE] [--html FILE]
 
   SHARD.json    the --json reports of every shard of one audit run
   --json FILE   also write the merged report as JSON
   --junit FILE  also write it as JUnit XML, as audit --junit does for one run
-  --sarif FILE  also write it as SARIF 2.1.0, as audit --sarif does for one run`,
+  --sarif FILE  also write it as SARIF 2.1.0, as audit --sarif does for one run
+  --html FILE   also write it as a page, as audit --html does for one run`,
   async run(argv, io) {
-    const { values, positionals } = parseCommandArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "string" }, junit: { type: "string" }, sarif: { type: "string" } } });
+    const { values, positionals } = parseCommandArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "string" }, junit: { type: "string" }, sarif: { type: "string" }, html: { type: "string" } } });
     if (positionals.length === 0) throw new UsageError("give the shards' JSON reports");
     let merged: JsonReport;
     try {
@@ -127,6 +133,7 @@ export const mergeCommand: CliCommand = {
       [values.json, () => `${JSON.stringify(merged, null, 2)}\n`],
       [values.junit, () => toJUnit(merged)],
       [values.sarif, () => toSarif(merged)],
+      [values.html, () => toHtml(merged)],
     ] as const;
     for (const [file, render] of outputs) {
       if (file === undefined) continue;

@@ -22,6 +22,8 @@ import { type AuditTarget, type ContractExport, TargetStopped } from "../operati
 import { PastDeadline } from "../operations/surface.js";
 import { ORACLES, type OracleId } from "../operations/catalog.js";
 import type { Consequence, Cwe, Threat } from "../findings/findings.js";
+import type { BrokenAt, Scene } from "./counterexample.js";
+import { transcribeSandbox, transcribedSoFar } from "../operations/surface.js";
 import type { Tool, ToolResult } from "../../gates/tool.js";
 
 export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits" | "approval" | "agent loop" | "coverage";
@@ -61,26 +63,34 @@ export interface AuditProperty<T = unknown> {
   /** How many cases one value holds, when more than one: each probe aimed at a laid-out tree is one. */
   casesIn?(value: T): number;
   check(target: AuditTarget, value: T): Promise<void>;
-  /** The counterexample as a reader wants it: the tree, the candidate, the call. */
-  render(value: T): string;
+  /**
+   * The counterexample as a reader wants it: the workspace it lays out and what else it sets up, its
+   * calls taken from what the case did (counterexample.ts); or, for a case that is no list of calls
+   * (an agent's turns, a table), a text.
+   */
+  render(value: T): Scene | string;
 }
 
-/** A broken rule, as opposed to a crash of the property itself: what it costs, where the rule says. */
+/** A broken rule, as opposed to a crash of the property itself: what it costs, where the rule says, and at which call. */
 export class Violation extends Error {
   constructor(
     message: string,
     readonly consequence?: Consequence,
+    /** The call it broke at (its index among the case's calls), after them all, or else the last call made. */
+    readonly brokenAt?: BrokenAt,
+    /** How many calls the case had made when the rule broke (surface.ts, `transcribedSoFar`). */
+    readonly made = transcribedSoFar(),
   ) {
     super(message);
   }
 }
 
 /**
- * Breaks the rule `message` states. Its consequence is the oracle's of the catalogue, or the one
- * named, or else the property's own.
+ * Breaks the rule `message` states, at call `at` of the case when it says. Its consequence is the
+ * oracle's of the catalogue, or the one named, or else the property's own.
  */
-export function violation(message: string, breach?: OracleId | Consequence): never {
-  throw new Violation(message, breach === undefined ? undefined : breach in ORACLES ? ORACLES[breach as OracleId].consequence : (breach as Consequence));
+export function violation(message: string, breach?: OracleId | Consequence, at?: BrokenAt): never {
+  throw new Violation(message, breach === undefined ? undefined : breach in ORACLES ? ORACLES[breach as OracleId].consequence : (breach as Consequence), at);
 }
 
 /**
@@ -133,6 +143,7 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
     await box.dispose();
     throw new Error(STOPPED);
   }
+  transcribeSandbox(dirname(box.outside));
   let finished = () => {};
   const running = new Promise<void>((resolve) => (finished = resolve));
   runningCases.add(running);
@@ -142,16 +153,16 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
   try {
     const answer = await body(box);
     const changes = await box.canaryChanges();
-    if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`, "outsideChanged");
+    if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`, "outsideChanged", "no single call");
     canariesChecked = true;
     return answer;
   } catch (error) {
     // The reason names paths as the counterexample does, so a report holds no temp path of this run.
     if (error instanceof Hang) {
       spoiled = true;
-      throw new Hang(portable(box, error.message), error.consequence);
+      throw new Hang(portable(box, error.message), error.consequence, error.brokenAt, error.made);
     }
-    if (error instanceof Violation) throw new Violation(portable(box, error.message), error.consequence);
+    if (error instanceof Violation) throw new Violation(portable(box, error.message), error.consequence, error.brokenAt, error.made);
     if (error instanceof TargetStopped) throw new TargetStopped(portable(box, error.message), error.how);
     throw error;
   } finally {

@@ -10,15 +10,19 @@
  * fail the run, a warning (a consequence the rule leaves out) and a finding a suppressions file set
  * aside pass, with what they found and why they pass in `<system-out>`.
  * Every text is escaped, and characters XML 1.0 cannot hold are written as `\u{…}`. Every tool the
- * target offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why.
+ * target offers is a suite property `tool <name>`: what it plays and its coverage verdict, with why;
+ * the report's legend (legend.ts) is the suite property `legend`.
  * SARIF: one rule per property that ran; one result per failed guarantee (level `error`, `warning`
  * when the rule leaves its consequence out) and per differing text (`error` with `--conformance`,
  * `note` without), each with the rule, its consequence and threat, the reason, the counterexample and
- * the replay command, located at the report's `location` (findings/sarif.ts); when a suppressions file
- * was given, every result carries SARIF `suppressions`, accepted with the entry's reason for a finding
- * it set aside, empty for the others. Known limits are not
+ * the replay command, located at the report's `location` (findings/sarif.ts), at the line that names
+ * what failed (located.ts), or at line 1 with a sentence saying no line does; when a suppressions
+ * file was given, every result carries SARIF `suppressions`, accepted with the entry's reason for a
+ * finding it set aside, empty for the others. Known limits are not
  * results: they are the chapter's, not the module's. The run's property bag lists every tool the
- * target offers with its coverage verdict, so an exclusion is repeated where the results are read.
+ * target offers with its coverage verdict, so an exclusion is repeated where the results are read;
+ * the legend is in the run's property bag and in every rule's help, which code scanning shows beside
+ * an alert.
  */
 import { type JsonReport, type JsonResult, SHRINK_STOPPED, failsRun, total } from "./report.js";
 import type { CoverageRow } from "./coverage.js";
@@ -57,6 +61,7 @@ export function toJUnit(report: JsonReport): string {
       ["fail-on", report.failOn.join(",")],
       ...(report.interrupted === undefined ? [] : [["interrupted", report.interrupted]]),
       ...report.coverage.map((row) => [`tool ${row.tool}`, coverageLine(row)]),
+      ...(report.legend === undefined ? [] : [["legend", report.legend.join("\n")]]),
     ].map(([name, value]) => `      <property name=${attribute(name as string)} value=${attribute(value as string)}/>`),
     "    </properties>",
     ...cases,
@@ -68,9 +73,9 @@ export function toJUnit(report: JsonReport): string {
 
 /** Why a failed result does not fail the run. */
 function passedBecause(result: JsonResult): string {
-  if (result.kind === "limit") return "known limit (fails by design, see SECURITY.md)";
+  if (result.kind === "limit") return "known limit (the reference fails it too, by design: SECURITY.md)";
   if (result.suppressed !== undefined) return `suppressed: ${result.suppressed.reason}${result.suppressed.expires === undefined ? "" : ` (until ${result.suppressed.expires})`}`;
-  if (result.kind === "conformance") return "text differs from the chapter's (a failure only with --conformance or --strict)";
+  if (result.kind === "conformance") return "text differs from the reference's (a failure only with --conformance or --strict)";
   return `warning: the verdict's rule leaves out its consequence (${result.consequence ?? "none"})`;
 }
 
@@ -83,7 +88,10 @@ export function toSarif(report: JsonReport): string {
       name: result.id.replace(/\.(\w)/g, (_dot, letter: string) => letter.toUpperCase()),
       title: result.title,
       description: `${result.title} (the ${result.gate} gate; a ${result.kind} of the workspace-gates audit).`,
-      help: "docs/contract.md of workspace-gates says how the property judges; a failure's message carries the counterexample and the command that replays it.",
+      help: [
+        "docs/contract.md of workspace-gates says how the property judges; a failure's message carries the counterexample and the command that replays it.",
+        ...(report.legend === undefined ? [] : ["", "legend:", ...report.legend]),
+      ].join("\n"),
       tags: [result.gate, result.kind],
       ...(reported.includes(result) && result.consequence !== undefined ? { finding: { consequence: result.consequence, weaknesses: result.weaknesses ?? [] } } : {}),
     }),
@@ -93,7 +101,8 @@ export function toSarif(report: JsonReport): string {
       ruleId: result.id,
       // A suppression changes whether a finding is open, not how grave it is.
       level: failsRun(result, report) ? "error" : result.kind === "guarantee" ? "warning" : "note",
-      message: failureText(result),
+      ...(result.located === undefined ? {} : { line: result.located.line }),
+      message: [failureText(result), ...(result.located !== undefined && result.located.names === undefined ? [`location: line 1, as no line of ${report.location} names ${result.located.looked.join(" or ")}`] : [])].join("\n"),
       // A failed result always has both (run.ts, coverage.ts); the JSON's type leaves them optional for the rest.
       consequence: result.consequence ?? (result.kind === "conformance" ? "wording differs" : "hardening broken"),
       threat: result.threat ?? "the model's input alone",
@@ -104,7 +113,7 @@ export function toSarif(report: JsonReport): string {
     }),
   );
   const tools = report.coverage.map((row) => ({ tool: row.tool, plays: row.plays, verdict: row.verdict, why: row.why, attackedBy: row.attackedBy }));
-  return toSarifLog({ rules, results, location: report.location, executionSuccessful: report.interrupted === undefined, properties: { tools } });
+  return toSarifLog({ rules, results, location: report.location, executionSuccessful: report.interrupted === undefined, properties: { tools, ...(report.legend === undefined ? {} : { legend: report.legend }) } });
 }
 
 /** A tool's coverage as one line: `list: attacked by containment.list (12)`, `excluded: excluded by --exclude-tool`. */

@@ -4,8 +4,8 @@
  * Promises: one row per property (gate, property, verdict, runs, cases, time); under each failure, the rule,
  * its consequence and the threat it needs (findings.ts), the reason, the shrunk counterexample, the
  * command that replays exactly that case and the fingerprint a suppressions file names it by; under a
- * skipped property the exports it needs, under a not-applicable one why; a legend of the sandbox's
- * names when a counterexample uses them. Known limits are listed as
+ * skipped property the exports it needs, under a not-applicable one why; the legend of the terms the
+ * failures use (legend.ts), the same in every report. Known limits are listed as
  * such and do not count as failures; conformance (the chapter's exact texts) is counted apart and
  * fails the run only when the audit was asked to (`--conformance`, `--strict`). A guarantee's failure
  * fails the run when its consequence, or one its run also showed, is in the verdict's rule (every
@@ -23,7 +23,9 @@
 import type { PropertyResult } from "./run.js";
 import { shellWord } from "../shell-word.js";
 import { VERSION } from "../version.js";
-import { namedTwins } from "../sandbox/root-twins.js";
+import { legendOf } from "./legend.js";
+import type { Counterexample } from "./counterexample.js";
+import type { Located } from "./located.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
 import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
@@ -61,6 +63,8 @@ export interface AuditReport {
   suppressions?: SuppressionOutcome;
   /** Where the time went beside the properties: the target's pace (audit/pace.ts), and a server target's starts. */
   time?: AuditTime;
+  /** Each failure's line in `location` (located.ts), by result id. */
+  located?: Record<string, Located>;
 }
 
 export interface AuditTime {
@@ -117,6 +121,8 @@ export interface JsonReport {
   coverage: CoverageRow[];
   time?: AuditTime;
   suppressions?: SuppressionOutcome;
+  /** What the terms the failures use stand for (legend.ts), a line each; absent when they use none. */
+  legend?: string[];
   results: {
     id: string;
     gate: string;
@@ -135,6 +141,10 @@ export interface JsonReport {
     threat?: Threat;
     weaknesses?: Cwe[];
     counterexample?: string;
+    /** The counterexample as data, when it is a case of calls (counterexample.ts). */
+    case?: Counterexample;
+    /** The line of `location` a SARIF result points at, and the name found there (located.ts). */
+    located?: Located;
     shrinkStopped?: true;
     reason?: string;
     missing?: string[];
@@ -251,6 +261,7 @@ export function withSuppressions(report: AuditReport, file: SuppressionsFile, da
 
 export function toJson(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): JsonReport {
   const module = targetModule(target);
+  const legend = legendOf(report.results);
   return {
     schemaVersion: JSON_SCHEMA_VERSION,
     tool: { name: "workspace-gates", version: VERSION },
@@ -268,6 +279,7 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
     coverage: report.coverage,
     ...(report.time === undefined ? {} : { time: report.time }),
     ...(report.suppressions === undefined ? {} : { suppressions: report.suppressions }),
+    ...(legend.length === 0 ? {} : { legend }),
     results: report.results.map((result) => {
       const replay = replayCommand(prefix, target, result);
       const fingerprint = fingerprintOf(report.target, result);
@@ -287,6 +299,8 @@ export function toJson(report: AuditReport, prefix: ReplayPrefix, target: Target
         ...(result.threat === undefined ? {} : { threat: result.threat }),
         ...(result.weaknesses === undefined ? {} : { weaknesses: result.weaknesses }),
         ...(result.counterexample === undefined ? {} : { counterexample: result.counterexample }),
+        ...(result.case === undefined ? {} : { case: result.case }),
+        ...(report.located?.[result.id] === undefined ? {} : { located: report.located[result.id] }),
         ...(result.shrinkStopped === undefined ? {} : { shrinkStopped: result.shrinkStopped }),
         ...(result.reason === undefined ? {} : { reason: result.reason }),
         ...(result.missing === undefined ? {} : { missing: result.missing }),
@@ -303,7 +317,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const budget = report.timeSeconds === undefined ? `--runs ${report.runs} (some properties scale it down)` : `${report.timeSeconds} s shared by the properties`;
   const shard = report.shard === undefined ? "" : `, shard ${report.shard.index}/${report.shard.count}`;
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${budget}${shard})`, ""];
-  const rows = report.results.map((result) => [result.gate, result.id, verdictOf(result, report), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);
+  const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);
   const header = ["gate", "property", "verdict", "runs", "cases", "time"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const format = (row: string[]) => row.map((cell, column) => (column >= 3 ? cell.padStart(widths[column] as number) : cell.padEnd(widths[column] as number))).join("  ").trimEnd();
@@ -322,15 +336,16 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const warnings = report.results.filter((result) => warns(result, report)).map((result) => `${result.id} (${result.consequence ?? "no consequence"})`);
   const summary = summarize(report.results, report);
   lines.push("", ...renderCoverage(report.coverage));
-  if (report.results.some((result) => /\$|sibling\d/.test(result.counterexample ?? ""))) lines.push(...SANDBOX_LEGEND);
+  const legend = legendOf(report.results);
+  if (legend.length > 0) lines.push("legend:", ...legend.map((line) => `  ${line}`), "");
   if (report.interrupted !== undefined) lines.push(`${report.interrupted}: only the properties above ran`);
-  if (limits.length > 0) lines.push(`known limits (fail by design, see SECURITY.md): ${limits.join(", ")}`);
+  if (limits.length > 0) lines.push(`known limits (the reference fails them too, by design: SECURITY.md): ${limits.join(", ")}`);
   if (warnings.length > 0) lines.push(`warnings, which do not fail the run (${warningsBecause(report)}): ${warnings.join(", ")}`);
   if (report.suppressions !== undefined) lines.push(...renderSuppressions(report));
   lines.push(...notInstalled(report.results), judged(report.results));
   if (report.time !== undefined) lines.push(timeLine(report));
   if (differs.length > 0)
-    lines.push(`conformance: texts differ from the chapter's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance or --strict"}`);
+    lines.push(`conformance: texts differ from the reference's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance or --strict"}`);
   const more = [
     [summary.warnings, summary.warnings === 1 ? "warning" : "warnings"],
     [summary.suppressed, "suppressed"],
@@ -415,18 +430,8 @@ export function judged(results: readonly Pick<PropertyResult, "runs" | "cases">[
   return `judged: ${total(results, "cases")} cases in ${total(results, "runs")} runs`;
 }
 
-/** What the names in a counterexample stand for (sandbox.ts lays them out). */
-const SANDBOX_LEGEND = [
-  "legend: ws is the workspace root (the root: line gives its name and spelling); outside/ and the root's twins,",
-  `  for ws ${namedTwins("ws").map((name, index) => `${JSON.stringify(name)} (sibling${index})`).join(", ")}`,
-  "  hold canaries that must be neither read nor changed; $BOX is the absolute path of the directory",
-  "  holding them all, $root, $outside, $siblingN the absolute path of each; guard directories",
-  "  (g/g/g/g/) above $BOX keep a path with a few .. too many inside the sandbox.",
-  "",
-];
-
-/** A result's verdict, as the table's column and every report word it. */
-export function verdictOf(result: Judged, rule: VerdictRule): string {
+/** A result's verdict word, the same in every report that shows one (the text's table, the page). */
+export function verdict(result: Judged, rule: VerdictRule): string {
   if (result.status === "skipped") return "skipped";
   // Too few runs to say it holds: the line under the row says how many, and what the rest would take.
   if (result.shortOfFloor !== undefined) return "too slow to judge";

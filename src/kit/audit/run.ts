@@ -17,7 +17,8 @@
 import fc from "fast-check";
 import { type AuditProperty, type Gate, type PropertyKind, Hang, Violation, disposeSandboxes, settle } from "./property.js";
 import { type Consequence, type Cwe, type Threat, isConvention, weaknessesOf } from "../findings/findings.js";
-import { type CallCount, type OptionCount, PastDeadline, addCalls, addOptions, optionsRecord, recordingCalls } from "../operations/surface.js";
+import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, recordingCalls, transcribing } from "../operations/surface.js";
+import { type Counterexample, counterexampleOf, renderCounterexample } from "./counterexample.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 
 export interface RunOptions {
@@ -82,7 +83,10 @@ export interface PropertyResult {
   cases: number;
   timeMs: number;
   seed: number;
+  /** The counterexample as every report prints it. */
   counterexample?: string;
+  /** The counterexample as data, when it is a case of calls (counterexample.ts): what JSON carries and a page draws. */
+  case?: Counterexample;
   /** Shrinking was stopped at the deadline (`shrinkDeadlineMs`): a smaller case may fail too. */
   shrinkStopped?: true;
   reason?: string;
@@ -159,7 +163,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const timeoutMs = options.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS;
   const departures = options.path !== undefined || options.stopAtFirstFailure === true ? "fail" : (options.departures ?? "search on");
   // The first run that departed from a convention, while the search goes on for worse.
-  let departure: { run: number; value: T; error: unknown } | undefined;
+  let departure: { run: number; value: T; error: unknown; transcript: Transcript | undefined } | undefined;
   // The consequence of the failure being shrunk: a candidate that only departs does not stand in for a graver one.
   let shrinkingFrom: Consequence | undefined;
   let nextRun = options.firstRun ?? 0;
@@ -177,8 +181,13 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const consequenceOf = (error: unknown) => (error instanceof Violation && error.consequence !== undefined ? error.consequence : property.consequence);
   const calls: CallCount = new Map();
   const sentOptions: OptionCount = new Map();
+  // What the last run of a case made, and of the last case that failed (the counterexample's, once shrinking is done).
+  let transcript: Transcript | undefined;
+  let failingTranscript: Transcript | undefined;
   const once = async (value: T) => {
-    const answer = await settle(withTimeout(property.check(target, value), timeoutMs));
+    transcript = { sent: [], sandboxes: [] };
+    const made = transcript;
+    const answer = await settle(withTimeout(transcribing(made, () => property.check(target, value)), timeoutMs));
     if (answer.ok && answer.value === TIMED_OUT) {
       hung = true;
       throw new Violation(`no answer within ${timeoutMs} ms: the call hangs (the case is not shrunk)`, "unavailable");
@@ -208,7 +217,12 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       if (!(again.error instanceof TargetStopped)) throw again.error;
       // A hang is not shrunk: every smaller case that hangs would wait out the timeout too.
       if (error.how === "hung") hung = true;
-      throw new Violation(`the target stopped answering (${error.how === "hung" ? "it left a call unanswered" : "its process exited"}) in this case, and again when the case was done on a fresh process: ${error.message}`, "unavailable");
+      // Calls may have been in flight together: which one stopped it, the case does not say.
+      throw new Violation(
+        `the target stopped answering (${error.how === "hung" ? "it left a call unanswered" : "its process exited"}) in this case, and again when the case was done on a fresh process: ${error.message}`,
+        "unavailable",
+        "no single call",
+      );
     }
   };
   const predicate = async (value: T) => {
@@ -240,12 +254,13 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     const left = cut ? Math.max(recorded.unjudged, property.casesIn?.(value) ?? 1) : recorded.unjudged;
     if (!answer.ok && !cut) {
       const consequence = consequenceOf(answer.error);
+      if (!shrinking || !isConvention(consequence) || isConvention(shrinkingFrom)) failingTranscript = transcript;
       consequences.add(consequence);
       if (shrinking && isConvention(consequence) && !isConvention(shrinkingFrom)) return;
       if (!shrinking && departures !== "fail" && isConvention(consequence)) {
         // The case was judged to its end (a property settles departures last): its cases count.
         cases += (property.casesIn?.(value) ?? 1) - recorded.folded;
-        departure ??= { run, value, error: answer.error };
+        departure ??= { run, value, error: answer.error, transcript };
         return;
       }
       if (!shrinking) cases += 1;
@@ -280,7 +295,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     ...(unjudged > 0 || details.interrupted ? { cutShort: true as const } : {}),
     ...(unjudged > 0 ? { unjudged } : {}),
   };
-  const failure = async (value: T | undefined, error: unknown, path: string | null): Promise<PropertyResult> => {
+  const failure = async (value: T | undefined, error: unknown, path: string | null, made: Transcript | undefined): Promise<PropertyResult> => {
     const consequence = consequenceOf(error);
     const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
     const threat = await threatNeeded(property, target, value, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs);
@@ -289,7 +304,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       ...common,
       status: "failed",
       ...counted,
-      counterexample: value === undefined ? "(none)" : property.render(value),
+      ...shownCounterexample(property, value, made, error),
       ...(shrinkStopped ? { shrinkStopped: true as const } : {}),
       reason: describeFailure(error),
       consequence,
@@ -299,14 +314,14 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       ...(path === null ? {} : { path }),
     };
   };
-  if (details.failed) return failure(details.counterexample?.[0], details.errorInstance, details.counterexamplePath);
+  if (details.failed) return failure(details.counterexample?.[0], details.errorInstance, details.counterexamplePath, failingTranscript);
   if (departure === undefined) return { ...common, status: "passed", ...counted };
   if (departures === "search on") {
     // Nothing graver failed: the departure is the result, shrunk from its own run.
     const shrunk = await runProperty(property, target, { ...options, firstRun: departure.run, runs: 1, departures: "fail" });
     if (shrunk.status === "failed") return { ...shrunk, ...counted, timeMs: counted.timeMs + shrunk.timeMs };
   }
-  return failure(departure.value, departure.error, String(departure.run));
+  return failure(departure.value, departure.error, String(departure.run), departure.transcript);
 }
 
 /**
@@ -337,6 +352,15 @@ async function withTimeout<R>(promise: Promise<R>, ms: number): Promise<R | type
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The counterexample as text, and as data when the property renders a scene of calls. */
+function shownCounterexample<T>(property: AuditProperty<T>, value: T | undefined, transcript: Transcript | undefined, error: unknown): Pick<PropertyResult, "counterexample" | "case"> {
+  if (value === undefined) return { counterexample: "(none)" };
+  const scene = property.render(value);
+  if (typeof scene === "string") return { counterexample: scene };
+  const example = error instanceof Violation ? counterexampleOf(scene, transcript, error.brokenAt, error.made) : counterexampleOf(scene, transcript, undefined, undefined);
+  return { counterexample: renderCounterexample(example), case: example };
 }
 
 function describeFailure(error: unknown): string {

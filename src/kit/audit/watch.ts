@@ -43,13 +43,13 @@ export interface Wait {
   read: boolean;
   /** What a writer wrote into it. */
   written: string;
-  /** The calls pending past `releaseAfterMs` at the round, as `ask` named them, longest first. */
-  waiting: readonly string[];
+  /** The calls pending past `releaseAfterMs` at the round, by the index `ask` was given, longest first. */
+  waiting: readonly number[];
 }
 
 export interface CallWatch {
-  /** `call`, pending until it settles; `what` names it in a hang and in a wait. */
-  ask<T>(what: string, call: Promise<T>): Promise<T>;
+  /** `call`, pending until it settles; `what` names it in a hang, and `index` in a wait and in the hang's violation. */
+  ask<T>(what: string, index: number, call: Promise<T>): Promise<T>;
   /** Every wait the rounds so far found. */
   waits(): Wait[];
   /** Stops releasing; the calls still pending go on unwatched. */
@@ -59,7 +59,7 @@ export interface CallWatch {
 /** `specials` describes the case's special files, for a hang's message (empty when it has none). */
 export function watchCalls(box: Sandbox, pace: CallPace, specials: string): CallWatch {
   const notice = `released by the audit: this call waited on a FIFO ${Math.random()}`;
-  const pending = new Set<{ what: string; started: number }>();
+  const pending = new Set<{ index: number; started: number }>();
   const waits: Wait[] = [];
   let round: Promise<void> | undefined;
   const timer = setInterval(() => {
@@ -67,7 +67,7 @@ export function watchCalls(box: Sandbox, pace: CallPace, specials: string): Call
     if (round !== undefined || waiting.length === 0) return;
     round = releaseFifos(box.root, notice)
       .then((released) => {
-        for (const { fifo, read, written } of released) if (read || written !== "") waits.push({ fifo, read, written, waiting: waiting.map(({ what }) => what) });
+        for (const { fifo, read, written } of released) if (read || written !== "") waits.push({ fifo, read, written, waiting: waiting.map(({ index }) => index) });
       })
       .finally(() => {
         round = undefined;
@@ -77,15 +77,15 @@ export function watchCalls(box: Sandbox, pace: CallPace, specials: string): Call
   return {
     waits: () => [...waits],
     stop: () => clearInterval(timer),
-    async ask(what, call) {
-      const started = { what, started: performance.now() };
+    async ask(what, index, call) {
+      const started = { index, started: performance.now() };
       pending.add(started);
       let bound: NodeJS.Timeout | undefined;
       try {
         return await Promise.race([
           call,
           new Promise<never>((_resolve, reject) => {
-            bound = setTimeout(() => reject(new Hang(`${what} did not answer within ${pace.boundMs} ms${specials === "" ? "" : `; the workspace holds ${specials}`}`, "unavailable")), pace.boundMs);
+            bound = setTimeout(() => reject(new Hang(`${what} did not answer within ${pace.boundMs} ms${specials === "" ? "" : `; the workspace holds ${specials}`}`, "unavailable", index)), pace.boundMs);
           }),
         ]);
       } finally {

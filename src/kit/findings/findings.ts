@@ -102,12 +102,12 @@ export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
   },
   "convention differs": {
     meaning:
-      "a convention of the chapter was departed from with no harm seen: a path it accepts was refused, a path inside was answered otherwise, a limit's notice or a cut read was written its own way, a corpus row was answered otherwise inside the root",
+      "a convention of the reference was departed from with no harm seen: a path it accepts was refused, a path inside was answered otherwise, a limit's notice or a cut read was written its own way, a corpus row was answered otherwise inside the root",
     weaknesses: [],
     tier: "convention",
   },
   "wording differs": {
-    meaning: "a text differs from the chapter's: safe, and a failure only with --conformance or --strict",
+    meaning: "a text differs from the reference's: safe, and a failure only with --conformance or --strict",
     weaknesses: [],
     tier: "convention",
   },

@@ -4,10 +4,13 @@
  *
  * Promises: the log passes the SARIF Multitool's `validate --rule-kind "Sarif;Gh"` with no error
  * (test/support/ci-reports.ts): every rule has a short and a full description and help; every result
- * has a message, a location (a file and its first line) and a fingerprint that two runs of the same
+ * has a message, a location (a file, and the line `lineNaming` found for it, else its first) and a
+ * fingerprint that two runs of the same
  * finding share (the target, the rule and the consequence; not the counterexample, which another seed
  * shrinks otherwise); a rule whose result has a consequence of a weakness carries its
- * `security-severity` and its CWE tags, as code scanning ranks alerts by them. A location under the
+ * `security-severity` and its CWE tags, as code scanning ranks alerts by them. `lineNaming` finds the
+ * line of a file that names what failed: a tool where its name is written as a string (`name: "read"`
+ * first), an export where it is declared or assigned (then anywhere it is written). A location under the
  * working directory is written relative to it; one elsewhere as a `file:` URI, with the working
  * directory as the checkout path. When suppressions were judged, every result has SARIF
  * `suppressions` (SARIF 2.1.0 §3.27.23: all results or none): one accepted, external suppression with
@@ -54,6 +57,8 @@ export interface SarifResult {
   ruleId: string;
   level: "error" | "warning" | "note";
   message: string;
+  /** The line of the location the result points at (default 1). */
+  line?: number;
   consequence: Consequence;
   threat: Threat;
   weaknesses: readonly Cwe[];
@@ -90,12 +95,39 @@ function suppressionsOf(suppression: SarifResult["suppression"]): object[] {
   return [{ kind: "external", status: "accepted", justification, ...(expires === undefined ? {} : { properties: { expires } }) }];
 }
 
+/** What a result is about, as a file may name it: a tool of the target (by its name, a string), or an export of a module (an identifier). */
+export interface Named {
+  name: string;
+  kind: "tool" | "export";
+}
+
+/**
+ * The first line of `text` that names one of `names`, tried in order, each by its surest spelling
+ * first; none when no line does. Comment lines are passed over: a comment that mentions a tool is not
+ * where it is made.
+ */
+export function lineNaming(text: string, names: readonly Named[]): { line: number; name: string } | undefined {
+  const lines = text.split("\n").map((line) => (/^\s*(?:\*|\/\/|\/\*)/.test(line) ? "" : line));
+  for (const { name, kind } of names) {
+    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const spellings =
+      kind === "tool"
+        ? [new RegExp(`\\bname\\s*:\\s*["'\`]${escaped}["'\`]`), new RegExp(`["'\`]${escaped}["'\`]`)]
+        : [new RegExp(`\\b(?:function|const|let|var|class)\\s+${escaped}\\b`), new RegExp(`^\\s*(?:export\\s+)?${escaped}\\s*[:=]`), new RegExp(`(?<![\\w$])${escaped}(?![\\w$])`)];
+    for (const spelling of spellings) {
+      const index = lines.findIndex((line) => spelling.test(line));
+      if (index >= 0) return { line: index + 1, name };
+    }
+  }
+  return undefined;
+}
+
 export function toSarifLog(run: SarifRun, cwd = process.cwd()): string {
   const absolute = isAbsolute(run.location);
-  const physicalLocation = {
+  const physicalLocation = (line = 1) => ({
     artifactLocation: { uri: absolute ? pathToFileURL(run.location).href : run.location.split("/").map(encodeURIComponent).join("/") },
-    region: { startLine: 1 },
-  };
+    region: { startLine: line },
+  });
   const rules = run.rules.map((rule) => {
     const severity = rule.finding === undefined ? undefined : CONSEQUENCES[rule.finding.consequence].securitySeverity;
     return {
@@ -116,7 +148,7 @@ export function toSarifLog(run: SarifRun, cwd = process.cwd()): string {
     ruleIndex: run.rules.findIndex((rule) => rule.id === result.ruleId),
     level: result.level,
     message: { text: result.message },
-    locations: [{ physicalLocation }],
+    locations: [{ physicalLocation: physicalLocation(result.line) }],
     partialFingerprints: { "workspaceGatesFinding/v1": findingFingerprint(result.target, result.ruleId, result.consequence) },
     ...(result.suppression === undefined ? {} : { suppressions: suppressionsOf(result.suppression) }),
     properties: { consequence: result.consequence, threat: result.threat, weaknesses: result.weaknesses, ...result.properties },

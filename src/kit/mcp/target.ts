@@ -27,7 +27,7 @@ import type { Tool, ToolResult } from "../../gates/tool.js";
 import { workspaceBoundary } from "../../gates/workspace-path.js";
 import { bashTool } from "../../tools/bash.js";
 import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
-import { type OfferedTool, type OperationTool, type Surface, recordCall, surface } from "../operations/surface.js";
+import { type OfferedTool, type OperationTool, type Surface, recordCall, surface, transcribe } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 import { CALL_TIMEOUT_MS, type McpConnection, McpServerError, connectServer } from "./client.js";
 import type { McpMapping } from "./mapping.js";
@@ -63,7 +63,7 @@ const WARM_AT_ONCE = 2;
 export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, string> {
   return new Map([
     ["fields.tools", "MCP arguments are JSON, so the property's inputs that JSON cannot carry (boxed strings, functions, prototypes) would reach the server changed"],
-    ["conformance.fields", "an MCP server answers malformed arguments with its own schema errors; the chapter's exact messages are not its contract"],
+    ["conformance.fields", "an MCP server answers malformed arguments with its own schema errors; the reference's exact messages are not its contract"],
     ["isInside.posix", `${NO_EXPORT} isInside function`],
     ["isInside.win32", `${NO_EXPORT} isInside function`],
     ["containment.workspacePath", `${NO_EXPORT} workspacePath function (containment.read and containment.write judge its tools)`],
@@ -177,6 +177,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
 
   const call = async (root: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> => {
     recordCall(tool);
+    transcribe({ via: "mcp", name: tool, args: [args] });
     const { entry, connection } = await serverFor(root);
     try {
       const answer = await connection.call(tool, args, callTimeoutFor(target.latencyMs));

@@ -10,7 +10,11 @@
  * optional argument a call sent (`recordOption`), so coverage counts what the audit did, never what
  * it meant to do. A case run with a deadline (a slow target's, audit/command.ts) makes no call past
  * it: the call is refused with `PastDeadline`, and the property counts what it leaves unjudged
- * (`leaveUnjudged`).
+ * (`leaveUnjudged`). `transcribing` runs a case with a transcript of its own: every tool call
+ * (`recorded`, or over MCP the server's tool), every call of a module's export that wraps it
+ * (`transcribe`) and the sandboxes the case worked in, in the order they were made, with the
+ * arguments as they were passed, so that a counterexample shows what was done, not what was meant;
+ * the calls `untranscribed` makes are counted only (the same calls asked again).
  * Does not promise: that a tool answers its operation's input sensibly; the oracles judge that.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -59,6 +63,49 @@ export type CallCount = Map<string, number>;
 
 /** Per tool name, the calls that sent each of its optional arguments. */
 export type OptionCount = Map<string, CallCount>;
+
+/** One call a case made, with what it was passed. */
+export interface SentCall {
+  /** A tool the target's `createWorkspaceTools` returned, an MCP server's tool, or an export of the module (`createWorkspaceTools` itself, `workspacePath`). */
+  via: "tool" | "mcp" | "export";
+  name: string;
+  /** The arguments as passed: a tool's one input, an export's arguments. */
+  args: readonly unknown[];
+}
+
+/** What one run of a case made, in order, and the sandboxes it made it in (which a report writes `$BOX`). */
+export interface Transcript {
+  sent: SentCall[];
+  sandboxes: string[];
+}
+
+const currentTranscript = new AsyncLocalStorage<Transcript | undefined>();
+
+/** Runs `body` with every call it makes written into `transcript`. */
+export function transcribing<R>(transcript: Transcript, body: () => Promise<R>): Promise<R> {
+  return currentTranscript.run(transcript, body);
+}
+
+/** Runs `body` with its calls counted but left out of the transcript: calls made before, asked again. */
+export function untranscribed<R>(body: () => R): R {
+  return currentTranscript.run(undefined, body);
+}
+
+/** Writes a call into the transcript of the case under way (none outside a case). */
+export function transcribe(call: SentCall): void {
+  currentTranscript.getStore()?.sent.push(call);
+}
+
+/** How many calls the transcript of the case under way holds (none outside a case). */
+export function transcribedSoFar(): number | undefined {
+  return currentTranscript.getStore()?.sent.length;
+}
+
+/** Notes the directory of a sandbox the case under way works in. */
+export function transcribeSandbox(path: string): void {
+  const transcript = currentTranscript.getStore();
+  if (transcript !== undefined && !transcript.sandboxes.includes(path)) transcript.sandboxes.push(path);
+}
 
 interface CaseRecord {
   calls: CallCount;
@@ -123,12 +170,13 @@ export function recordOption(tool: string, argument: string): void {
   options.set(tool, sent);
 }
 
-/** The same tool, counting each call in the case's record (and refusing it past the case's deadline). */
+/** The same tool, counting each call in the case's record (and refusing it past the case's deadline) and writing it into its transcript. */
 export function recorded(tool: Tool): Tool {
   return {
     spec: tool.spec,
     async execute(input, signal) {
       recordCall(tool.spec.name);
+      transcribe({ via: "tool", name: tool.spec.name, args: [input] });
       return tool.execute(input, signal);
     },
   };

@@ -16,7 +16,7 @@ import type { PathApi } from "../../gates/is-inside.js";
 import type { Tool } from "../../gates/tool.js";
 import type { FsApi } from "../../gates/workspace-path.js";
 import type { AgentOptions, AgentRun } from "../../index.js";
-import { type OfferedTool, type Surface, moduleSurface, recorded } from "./surface.js";
+import { type OfferedTool, type Surface, moduleSurface, recorded, transcribe } from "./surface.js";
 
 export interface AuditTarget {
   /** How the report names the target: the module path, or `reference`. */
@@ -98,7 +98,7 @@ export function targetFromModule(label: string, module: Record<string, unknown>)
   const wrong: string[] = [];
   for (const name of CONTRACT_EXPORTS) {
     const value = module[name];
-    if (typeof value === "function") Object.assign(target, { [name]: name === "createWorkspaceTools" ? recordedTools(value as Required<AuditTarget>["createWorkspaceTools"]) : value });
+    if (typeof value === "function") Object.assign(target, { [name]: name === "createWorkspaceTools" ? recordedTools(value as Required<AuditTarget>["createWorkspaceTools"]) : name === "workspacePath" ? transcribed(name, value as (...args: unknown[]) => unknown) : value });
     else if (value !== undefined) wrong.push(`${name} is ${value === null ? "null" : typeof value}, not a function`);
   }
   const looked = `looked for ${CONTRACT_EXPORTS.join(", ")}`;
@@ -110,11 +110,23 @@ export function targetFromModule(label: string, module: Record<string, unknown>)
   return target;
 }
 
-/** Every call of the module's tools is counted in the record of the case under way (coverage, surface.ts). */
+/**
+ * Every call of the module's tools is counted in the record of the case under way (coverage,
+ * surface.ts), and written with the tools' making into its transcript.
+ */
 function recordedTools(create: Required<AuditTarget>["createWorkspaceTools"]): Required<AuditTarget>["createWorkspaceTools"] {
   return (root, options) => {
+    transcribe({ via: "export", name: "createWorkspaceTools", args: options === undefined ? [root] : [root, options] });
     const tools = create(root, options);
     return Array.isArray(tools) ? tools.map((tool) => (typeof tool?.execute === "function" && typeof tool.spec?.name === "string" ? recorded(tool) : tool)) : tools;
+  };
+}
+
+/** An export whose every call is written into the transcript of the case under way. */
+function transcribed(name: ContractExport, exported: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
+  return (...args) => {
+    transcribe({ via: "export", name, args });
+    return exported(...args);
   };
 }
 

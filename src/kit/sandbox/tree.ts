@@ -5,14 +5,16 @@
  * created itself (never through a symlink), so setting up a tree cannot touch a canary; entries that
  * do not fit (parent missing or not a directory, name taken) are skipped and left out of the answer.
  * Link targets stay within the sandbox by construction: they name the workspace, the outside canary or
- * a twin of the root, or a relative text of at most two parent steps.
+ * a twin of the root, or a relative text of at most two parent steps. A report shows what was laid
+ * out (`shownTree`, `renderTree`) by the names on the disk: a twin by its own name, a link by the text
+ * it has, the sandbox's directory written `$BOX`, so each place has one name in every report.
  * Does not promise: that every generated entry exists; read the returned list, not the input.
  *
  * Tables write trees in Go's `makefs` notation (`makefs` below), the one notation for a tree given as
  * text; generators build `TreeEntry` values directly.
  */
 import { linkSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, posix, relative } from "node:path";
 import type { Sandbox, SpecialKind } from "./sandbox.js";
 import { namedTwins } from "./root-twins.js";
 
@@ -162,38 +164,110 @@ export function makefs(lines: readonly string[], under: readonly string[] = []):
   return entries;
 }
 
+/** How a report names the directory that holds the workspace and its neighbours (`dirname(box.root)`). */
+export const BOX_NAME = "$BOX";
+
+/** One laid-out entry as a report shows it: its names as on the disk, and where a link leads. */
+export interface ShownEntry {
+  /** From the directory that holds the workspace: `ws/a/l`, under the root's own name. */
+  path: string;
+  kind: TreeEntry["kind"];
+  /** A link's text as laid out (`../../ws-other`, `$BOX/outside/secret.txt`); a hardlink's other name (`outside/secret.txt`). */
+  to?: string;
+  /**
+   * For a link, the directory beside the workspace it leads into, by its name (`outside`, `ws-other`),
+   * the root's own name when it stays inside, `$BOX` for the directory holding them all, `..` above it.
+   * Read from the text, so a link through another link is placed where its own text leads.
+   */
+  reaches?: string;
+  /** A link that leads out of the workspace. */
+  crosses: boolean;
+  /** What a special file is (sandbox.ts, `SpecialKind`). */
+  special?: SpecialKind;
+  /** The entry as `materialize` takes it. */
+  entry: TreeEntry;
+}
+
 /**
- * One line per entry, as a counterexample shows it: `ws/a/l -> ../../outside`; a twin as the one the
- * link reaches in a sandbox whose root is named `rootName` (`$BOX/sibling4`, the legend's numbering).
+ * The entries `materialize` lays out, each named as on the disk of a sandbox whose root is named
+ * `rootName`: a twin by its own name (`ws-other`), never by its index.
  */
-export function renderTree(tree: Tree, rootName = "ws"): string {
-  const shown = laidOut(tree);
-  if (shown.length === 0) return "  (empty workspace)";
-  const twins = namedTwins(rootName).length;
-  return shown
-    .map((entry) => {
-      const name = ["ws", ...entry.at].join("/");
-      switch (entry.kind) {
-        case "dir":
-          return `  ${name}/`;
-        case "file":
-          return `  ${name}`;
-        case "symlink":
-          return `  ${name} -> ${describeTarget(entry.target, twins)}`;
-        case "hardlink":
-          return `  ${name} == ${entry.to.area === "outside" ? "outside/secret.txt" : ["ws", ...entry.to.path].join("/")} (hardlink)`;
-        case "special":
-          return `  ${name} (${SPECIAL_NAMES[entry.special]})`;
+export function shownTree(tree: Tree, rootName = "ws"): ShownEntry[] {
+  const nameOf = (area: Area) => areaName(area, rootName);
+  return laidOut(tree).map((entry): ShownEntry => {
+    const path = [rootName, ...entry.at].join("/");
+    const plain = { path, kind: entry.kind, crosses: false, entry };
+    switch (entry.kind) {
+      case "dir":
+      case "file":
+        return plain;
+      case "symlink": {
+        const { target } = entry;
+        if (target.form !== "text") {
+          const reached = [nameOf(target.area), ...target.path];
+          const to = target.form === "absolute" ? [BOX_NAME, ...reached].join("/") : posix.relative(posix.join("/", ...path.split("/").slice(0, -1)), posix.join("/", ...reached)) || ".";
+          return { ...plain, to, reaches: nameOf(target.area), crosses: target.area !== "root" };
+        }
+        const reaches = textReaches(path, target.text);
+        return { ...plain, to: target.text, reaches, crosses: reaches !== rootName };
       }
-    })
-    .join("\n");
+      case "hardlink":
+        return entry.to.area === "outside"
+          ? { ...plain, to: "outside/secret.txt", reaches: "outside", crosses: true }
+          : { ...plain, to: [rootName, ...entry.to.path].join("/"), reaches: rootName };
+      case "special":
+        return { ...plain, special: entry.special };
+    }
+  });
+}
+
+/** An area by the name its directory has beside a root named `rootName`: `ws`, `outside`, `ws-other`. */
+export function areaName(area: Area, rootName = "ws"): string {
+  if (area === "root" || area === "outside") return area === "root" ? rootName : "outside";
+  const twins = namedTwins(rootName);
+  return twins[siblingIndex(area, twins.length)] as string;
+}
+
+/** Where a link at `path` (from the box) whose text is `text` leads: the top directory in the box, `$BOX` itself, or `..` above it. */
+function textReaches(path: string, text: string): string {
+  const box = "/box";
+  const resolved = posix.resolve(posix.join(box, posix.dirname(path)), text);
+  if (resolved === box) return BOX_NAME;
+  return resolved.startsWith(`${box}/`) ? (resolved.slice(box.length + 1).split("/")[0] as string) : "..";
+}
+
+/**
+ * A name as a line shows it: bare, unless it needs quotes to be read back (spaces at its ends, quotes,
+ * controls, empty), and with its combining marks escaped when it is not in NFC, so that the root's
+ * normalization twin never reads as the root.
+ */
+export function showName(name: string): string {
+  const bare = name !== "" && name.trim() === name && JSON.stringify(name) === `"${name}"` && !name.includes(" -> ");
+  if (name === name.normalize("NFC")) return bare ? name : JSON.stringify(name);
+  return JSON.stringify(name).replace(/[\u0300-\u036f]/g, (mark) => `\\u${(mark.codePointAt(0) as number).toString(16).padStart(4, "0")}`);
+}
+
+/** An entry's line in a counterexample: `ws/a/`, `ws/a/l -> ../../ws-other`, `ws/h == outside/secret.txt (hardlink)`. */
+export function entryLine(shown: ShownEntry): string {
+  switch (shown.kind) {
+    case "dir":
+      return `${showName(shown.path)}/`;
+    case "file":
+      return showName(shown.path);
+    case "symlink":
+      return `${showName(shown.path)} -> ${showName(shown.to ?? "")}`;
+    case "hardlink":
+      return `${showName(shown.path)} == ${showName(shown.to ?? "")} (hardlink)`;
+    case "special":
+      return `${showName(shown.path)} (${SPECIAL_NAMES[shown.special ?? "fifo"]})`;
+  }
 }
 
 /** How a report names each kind of special file. */
 export const SPECIAL_NAMES: Readonly<Record<SpecialKind, string>> = { fifo: "a FIFO", socket: "a socket", device: "a character device" };
 
-function describeTarget(target: LinkTarget, twins: number): string {
-  if (target.form === "text") return JSON.stringify(target.text);
-  const area = target.area === "root" ? "ws" : target.area === "outside" ? "outside" : `sibling${siblingIndex(target.area, twins)}`;
-  return `${target.form === "absolute" ? "$BOX/" : ""}${[area, ...target.path].join("/")}${target.form === "relative" ? " (relative)" : ""}`;
+/** One line per entry, as a counterexample shows it (`entryLine`), indented; `(empty workspace)` for none. */
+export function renderTree(tree: Tree, rootName = "ws"): string {
+  const shown = shownTree(tree, rootName);
+  return shown.length === 0 ? "  (empty workspace)" : shown.map((entry) => `  ${entryLine(entry)}`).join("\n");
 }

@@ -13,7 +13,7 @@
 import fc from "fast-check";
 import { basename } from "node:path";
 import { CANARY_DIR, CANARY_FILE, GUARD_DEPTH, type Sandbox } from "../../sandbox/sandbox.js";
-import { type Area, areaPath } from "../../sandbox/tree.js";
+import { type Area, BOX_NAME, areaName, areaPath } from "../../sandbox/tree.js";
 import { parentSteps, withClimbs } from "./climbs.js";
 import { plainSegment, treeName } from "./names.js";
 
@@ -176,14 +176,17 @@ export function candidateText(box: Sandbox, candidate: Candidate): string {
   }
 }
 
-/** How a counterexample shows a candidate: text quoted, symbolic forms by area. */
-export function renderCandidate(candidate: Candidate): string {
+/**
+ * A candidate as a reader sees it beside a root named `rootName`: its text quoted, an area by the name
+ * its directory has (`$BOX/ws-other/secret.txt`, `"../ws-other/secret.txt"`), as counterexamples name it.
+ */
+export function renderCandidate(candidate: Candidate, rootName = "ws"): string {
   switch (candidate.form) {
     case "text":
       return JSON.stringify(candidate.text);
     case "absolute":
-      return `$${candidate.area}/${candidate.rest}`;
+      return [BOX_NAME, areaName(candidate.area, rootName), ...(candidate.rest === "" ? [] : [candidate.rest])].join("/");
     case "beside":
-      return JSON.stringify([...candidate.detour, ...candidate.detour.map(() => ".."), "..", `$${candidate.area}`, candidate.rest].join("/"));
+      return JSON.stringify([...candidate.detour, ...candidate.detour.map(() => ".."), "..", areaName(candidate.area, rootName), ...(candidate.rest === "" ? [] : [candidate.rest])].join("/"));
   }
 }

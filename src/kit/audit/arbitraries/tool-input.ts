@@ -46,7 +46,8 @@ export function fieldValue(kind: FieldClass, text: string): unknown {
     case "boxedString":
       return new String(text);
     case "objectString":
-      return { toString: () => text };
+      // A counterexample writes the function as what it returns, so that pasted, it returns the same.
+      return { toString: Object.assign(() => text, { [fc.toStringMethod]: () => `() => ${JSON.stringify(text)}` }) };
     case "string":
       return text;
   }

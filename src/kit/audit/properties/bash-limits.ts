@@ -84,7 +84,7 @@ export const bashLimitsOutput: AuditProperty<OutputCase> = {
   threat: () => "the model's input alone",
   budgetScale: 0.4,
   arbitrary: outputCase,
-  render: (value) => `bash ${JSON.stringify(commandFor(value))}`,
+  render: () => ({}),
   async check(target, value) {
     const departures = new Departures();
     await inSandbox(async (box) => {
@@ -117,7 +117,7 @@ export const bashLimitsTimeout: AuditProperty<null> = {
   maxRuns: 1,
   waitsMs: TIMEOUT_MS + TIMEOUT_GRACE_MS,
   arbitrary: fc.constant(null),
-  render: () => `bash "exec sleep ${(2 * TIMEOUT_MS) / 1000}"`,
+  render: () => ({}),
   async check(target) {
     const departures = new Departures();
     await inSandbox(async (box) => {

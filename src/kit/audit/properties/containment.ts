@@ -24,8 +24,6 @@ import {
   besideTheRoot,
   candidateText,
   longPaths,
-  renderCandidate,
-  renderRoot,
   rootSpellings,
   specialFiles,
   spellRoot,
@@ -36,7 +34,8 @@ import {
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
 import { CANARY_FILE, SECRET, type Sandbox, childBytes, displayBytes } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
-import { type Tree, type TreeEntry, materialize, renderTree } from "../../sandbox/tree.js";
+import { type Tree, type TreeEntry, materialize, showName } from "../../sandbox/tree.js";
+import type { Scene } from "../counterexample.js";
 import type { AuditTarget } from "../../operations/target.js";
 import type { Threat } from "../../findings/findings.js";
 
@@ -80,14 +79,9 @@ export function lesserCases<C extends { tree: Tree }>(value: C): C[] {
 /** A tree's probes are its cases: the tree is laid out, and its canaries compared, once for them all. */
 export const probeCount = (value: { probes: readonly unknown[] }): number => value.probes.length;
 
-/** How a counterexample shows the case: the tree, the root, then each probe as `line` writes it. */
-export function renderCaseWith<P>({ root, tree, probes }: ContainmentCase<P>, line: (probe: P) => string): string {
-  return `tree:\n${renderTree(tree, root.name)}\n${renderRoot(root)}\n${probes.length === 1 ? "probe" : "probes, in order"}:\n  ${probes.map(line).join("\n  ")}`;
-}
-
-/** A case of path probes: each as `call` (or creating / existing) and its candidate, then its extra lines. */
-export function renderCase<P extends Probe>(value: ContainmentCase<P>, call?: string, extra: (probe: P) => string = () => ""): string {
-  return renderCaseWith(value, (probe) => `${call ?? (probe.creating ? "creating" : "existing")} ${renderCandidate(probe.candidate)}${extra(probe)}`);
+/** How a counterexample shows a case on a tree: its root and its tree, then the calls it made (`setup` before them). */
+export function caseScene({ root, tree }: ContainmentCase<unknown>, setup?: readonly string[]): Scene {
+  return { workspace: { name: root.name, spelling: root.spelling, tree }, ...(setup === undefined ? {} : { setup }) };
 }
 
 /**
@@ -137,7 +131,7 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
     openings: [besideTheRoot(CHECKED_INTENTS), twinAttack({ intents: CHECKED_INTENTS, changes: true }), specialFiles(CHECKED_INTENTS), longPaths(CHECKED_INTENTS)],
   }),
   casesIn: probeCount,
-  render: (value) => renderCase(value),
+  render: (value) => caseScene(value),
   async check(target, value) {
     await inCaseSandbox(target, value, async (box, root) => {
       for (const probe of value.probes) {
@@ -175,8 +169,14 @@ export const containmentLossyName: AuditProperty<LossyCase> = {
     link: fc.constantFrom("relative" as const, "absolute" as const),
     leaf: fc.constantFrom(CANARY_FILE, "new.txt", "new/deeper.txt"),
   }),
-  render: ({ operation, link, leaf }) =>
-    `root: ${JSON.stringify(LOSSY_ROOT)}, beside it the raw name w\\xFFs holding ${CANARY_FILE}\ntree:\n  ws/lnk -> ${link === "relative" ? "../w\\xFFs" : "$BOX/w\\xFFs"} (raw bytes)\ncall: ${operation} "lnk/${leaf}"`,
+  // The link's raw name no string spells, so no tree can hold it: the setup says it in words.
+  render: ({ link }) => ({
+    workspace: { name: LOSSY_ROOT, spelling: "canonical", tree: [] },
+    setup: [
+      `beside it w\\xFFs, the root's name with the byte 0xFF where it has U+FFFD (realpath decodes both to the root's), holding ${CANARY_FILE}`,
+      `${showName(LOSSY_ROOT)}/lnk -> ${link === "relative" ? "../w\\xFFs" : "$BOX/w\\xFFs"}, a link made from raw bytes`,
+    ],
+  }),
   async check(target, { operation, link, leaf }) {
     await inSandbox(
       async (box) => {

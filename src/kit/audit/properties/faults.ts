@@ -10,7 +10,7 @@ import * as fsPromises from "node:fs/promises";
 import { type Probe, type ProbeConstraints, candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { type AuditProperty, execute, settle, toolsOf, violation } from "../property.js";
 import type { FsApi } from "../../../gates/workspace-path.js";
-import { type ContainmentCase, containmentCases, inCaseSandbox, probeCount, renderCase } from "./containment.js";
+import { type ContainmentCase, caseScene, containmentCases, inCaseSandbox, probeCount } from "./containment.js";
 
 export const FAULT_CODES = ["EACCES", "EIO", "ELOOP", "ENAMETOOLONG"] as const;
 
@@ -63,11 +63,19 @@ export function faultyFs(fault: Fault): { fsApi: FsApi; fired: () => boolean } {
       return fsPromises.realpath(path);
     },
   } as FsApi;
+  // A counterexample names it as its setup says it in words: `workspacePath(…, fsApi)`.
+  Object.assign(fsApi, { [fc.toStringMethod]: () => "fsApi" });
   return { fsApi, fired: () => fired };
 }
 
-const renderFault = (value: FaultCase, call?: (probe: FaultProbe) => string) =>
-  renderCase(value, undefined, (probe) => `${call === undefined ? "" : ` (${call(probe)})`}, where call #${probe.fault.call} of ${probe.fault.operation} fails with ${probe.fault.code}`);
+/** A case with its faults: each call's `fsApi` said in words, as the calls name it. */
+const renderFault = (value: FaultCase) =>
+  caseScene(
+    value,
+    value.probes.map(({ fault: { call, operation, code } }, index) => `fsApi of call ${index + 1}: node:fs/promises, but its ${ordinal(call + 1)} ${operation} fails with ${code}`),
+  );
+
+const ordinal = (n: number) => `${n}${n % 10 === 1 && n % 100 !== 11 ? "st" : n % 10 === 2 && n % 100 !== 12 ? "nd" : n % 10 === 3 && n % 100 !== 13 ? "rd" : "th"}`;
 
 export const faultsWorkspacePath: AuditProperty<FaultCase> = {
   id: "faults.workspacePath",
@@ -79,7 +87,7 @@ export const faultsWorkspacePath: AuditProperty<FaultCase> = {
   threat: () => "a concurrent process",
   arbitrary: faultCase,
   casesIn: probeCount,
-  render: (value) => renderFault(value),
+  render: renderFault,
   async check(target, value) {
     await inCaseSandbox(target, value, async (box, root) => {
       for (const { candidate: spec, creating, fault: injected } of value.probes) {
@@ -104,7 +112,7 @@ export const faultsTools: AuditProperty<FaultCase> = {
   threat: () => "a concurrent process",
   arbitrary: faultCase,
   casesIn: probeCount,
-  render: (value) => renderFault(value, (probe) => (probe.creating ? "write" : "read")),
+  render: renderFault,
   async check(target, value) {
     await inCaseSandbox(target, value, async (box, root) => {
       for (const { candidate: spec, creating, fault: injected } of value.probes) {

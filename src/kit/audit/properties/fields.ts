@@ -23,6 +23,7 @@ import fc from "fast-check";
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../property.js";
+import type { Scene } from "../counterexample.js";
 import { showValue } from "../show.js";
 import type { AuditTarget } from "../../operations/target.js";
 import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
@@ -130,7 +131,13 @@ const fieldsCase: fc.Arbitrary<FieldsCase> = toolName.chain((tool) =>
 );
 /** Each input of a run is a case, called in a workspace of its own. */
 const inputCount = ({ inputs }: FieldsCase): number => inputs.length;
-const renderFieldsCase = ({ tool, inputs }: FieldsCase) => inputs.map((input) => `${tool}.execute(${showValue(input)})`).join("\n");
+/** Each call in a workspace of its own, holding the probe file: the calls are what the case made. */
+const fieldsScene: Scene = {
+  workspace: { name: "ws", spelling: "canonical", tree: [], written: [{ path: PROBE_FILE, content: PROBE_CONTENT }] },
+  setup: ["each call in a workspace of its own, as new (and, for a path that is no string, a file named String(path) holding the same)"],
+};
+/** A case whose one call is in a workspace as new, empty but for what its property says. */
+const emptyWorkspace: Scene = { workspace: { name: "ws", spelling: "canonical", tree: [] } };
 
 export const fieldsTools: AuditProperty<FieldsCase> = {
   id: "fields.tools",
@@ -143,7 +150,7 @@ export const fieldsTools: AuditProperty<FieldsCase> = {
   weaknesses: ["CWE-20"],
   arbitrary: fieldsCase,
   casesIn: inputCount,
-  render: renderFieldsCase,
+  render: () => fieldsScene,
   async check(target, { tool, inputs }) {
     const departures = new Departures();
     for (const input of inputs) {
@@ -169,13 +176,13 @@ export const conformanceFields: AuditProperty<FieldsCase> = {
   id: "conformance.fields",
   gate: "stringField",
   kind: "conformance",
-  title: "invalid input is refused with the chapter's exact text, and only invalid input",
+  title: "invalid input is refused with the reference's exact text, and only invalid input",
   needs: ["createWorkspaceTools"],
   consequence: "wording differs",
   threat: () => "the model's input alone",
   arbitrary: fieldsCase,
   casesIn: inputCount,
-  render: renderFieldsCase,
+  render: () => fieldsScene,
   async check(target, { tool, inputs }) {
     const expected = INVALID[tool];
     for (const input of inputs) {
@@ -209,7 +216,7 @@ export const fieldsRootFromInput: AuditProperty<RootFromInputCase> = {
     fields: fc.subarray([...ROOT_FIELDS], { minLength: 1 }),
     area: neighbourArea(),
   }),
-  render: ({ tool, fields, area: where }) => `${tool} with ${fields.map((field) => `${field}: $${where}`).join(", ")}`,
+  render: () => emptyWorkspace,
   async check(target, { tool, fields, area: where }) {
     await inSandbox(async (box) => {
       const elsewhere = areaPath(box, where);
@@ -239,7 +246,7 @@ export const fieldsNulBytes: AuditProperty<NulCase> = {
   threat: () => "the model's input alone",
   weaknesses: ["CWE-158"],
   arbitrary: fc.record({ tool: fc.constantFrom("read" as const, "write" as const), path: nulCandidate() }),
-  render: ({ tool, path }) => `${tool} ${JSON.stringify(path)}`,
+  render: () => emptyWorkspace,
   async check(target, { tool, path }) {
     await inSandbox(async (box) => {
       const tools = toolsOf(target, box.root);

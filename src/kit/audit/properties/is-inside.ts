@@ -9,6 +9,7 @@ import fc from "fast-check";
 import * as nodePath from "node:path";
 import type { AuditProperty } from "../property.js";
 import { violation } from "../property.js";
+import { showValue } from "../show.js";
 import { referenceInsidePosix, referenceInsideWin32 } from "../reference-inside.js";
 import { SIMILAR_PREFIX_SUFFIXES, namedTwins } from "../../sandbox/root-twins.js";
 
@@ -97,7 +98,8 @@ function isInsideProperty(flavour: "posix" | "win32"): AuditProperty<PathPair> {
     threat: () => "the model's input alone",
     weaknesses: ["CWE-22"],
     arbitrary: flavour === "posix" ? posixPair : win32Pair,
-    render: ({ root, path }) => `isInside(${JSON.stringify(root)}, ${JSON.stringify(path)}, path.${flavour})`,
+    // Not transcribed: the call is the case, written as the check makes it.
+    render: ({ root, path }) => ({ calls: [{ subject: "isInside", call: `isInside(${showValue(root)}, ${showValue(path)}, path.${flavour})` }] }),
     async check(target, { root, path }) {
       const expected = reference(root, path);
       const actual = target.isInside!(root, path, pathApi);

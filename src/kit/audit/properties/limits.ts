@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { fsTree, hardlinkToOutside } from "../arbitraries/index.js";
 import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { SECRET } from "../../sandbox/sandbox.js";
-import { type Tree, type TreeEntry, materialize, renderTree } from "../../sandbox/tree.js";
+import { type Tree, type TreeEntry, materialize } from "../../sandbox/tree.js";
 
 interface HardlinkCase {
   tree: Tree;
@@ -31,7 +31,7 @@ export const limitsHardlink: AuditProperty<HardlinkCase> = {
     link: hardlinkToOutside(),
     operation: fc.constantFrom("read" as const, "write" as const),
   }),
-  render: ({ tree, link, operation }) => `tree:\n${renderTree([link, ...tree])}\ncall: ${operation} ${JSON.stringify(link.at.join("/"))}`,
+  render: ({ tree, link }) => ({ workspace: { name: "ws", spelling: "canonical", tree: [link, ...tree] } }),
   async check(target, { tree, link, operation }) {
     await inSandbox(async (box) => {
       await materialize([link, ...tree], box);

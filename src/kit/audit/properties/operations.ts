@@ -33,7 +33,6 @@ import {
   OPTION_VARIANTS,
   openings,
   operationProbe,
-  renderCandidate,
   targetLeaf,
   temporaryLinkAttack,
   treeAnd,
@@ -41,10 +40,10 @@ import {
 } from "../arbitraries/index.js";
 import { type AuditProperty, CALLS_IN_FLIGHT, answered, inFlight, portable, violation } from "../property.js";
 import { type CallWatch, paceOf, watchCalls } from "../watch.js";
-import { showDifference } from "../show.js";
-import { type ContainmentCase, findFile, holds, inCaseSandbox, probeCount, renderCaseWith, treeThreat, lesserCases } from "./containment.js";
-import { ORACLES, OPERATIONS, type Operation, type OperationId, type OperationInput, containmentId } from "../../operations/catalog.js";
-import { type OperationTool, PastDeadline, foldCases, leaveUnjudged, recordOption } from "../../operations/surface.js";
+import { showAnswers, showValue } from "../show.js";
+import { type ContainmentCase, caseScene, findFile, holds, inCaseSandbox, lesserCases, probeCount, treeThreat } from "./containment.js";
+import { ORACLES, OPERATIONS, type Operation, type OperationInput, containmentId } from "../../operations/catalog.js";
+import { type OperationTool, PastDeadline, foldCases, leaveUnjudged, recordOption, untranscribed } from "../../operations/surface.js";
 import { optionOf } from "../../operations/classify.js";
 import { offeredTools, surfaceOf } from "../../operations/target.js";
 import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
@@ -118,20 +117,7 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
   return fc.tuple(workspaceRoot(), aimed).map(([root, { tree, probes }]) => ({ root, tree, probes }));
 }
 
-/** How a counterexample shows a probe: `move "a" -> "l/new.txt"`, `search "l" "**"`, with `(tool 2)` past the first. */
-export function renderProbe(operation: OperationId, probe: ToolProbe): string {
-  const path = (candidate: Candidate | undefined) => (candidate === undefined ? "" : renderCandidate(candidate));
-  const parts = [
-    probe.path === undefined ? "" : ` ${path(probe.path)}`,
-    probe.paths === undefined ? "" : ` [${probe.paths.map(path).join(", ")}]`,
-    probe.source === undefined ? "" : ` ${path(probe.source)} -> ${path(probe.destination)}`,
-    probe.pattern === undefined ? "" : ` pattern ${JSON.stringify(probe.pattern)}`,
-  ];
-  const option = optionSent.get(probe);
-  return `${operation}${probe.tool === 0 ? "" : ` (tool ${probe.tool})`}${parts.join("")}${option === undefined ? "" : ` with ${option}`}`;
-}
-
-/** One call of a run: which probe, which tool, and the input it is sent. */
+/** One call of a run: its place among the calls (from 0, as the transcript and the counterexample count them), the tool, and the input it is sent. */
 interface Call {
   index: number;
   tool: OperationTool;
@@ -139,9 +125,6 @@ interface Call {
   /** What a write or an edit puts in the file, for the oracle to find again. */
   marker?: string;
 }
-
-/** The optional argument a probe sends its tool, as the counterexample names it; known once a case has called the tool. */
-const optionSent = new WeakMap<ToolProbe, string>();
 
 /**
  * The calls of a run, one per probe but for a probe whose call would be one made already (the same
@@ -151,10 +134,10 @@ const optionSent = new WeakMap<ToolProbe, string>();
 function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[]): Call[] {
   const text = (candidate: Candidate) => candidateText(box, candidate);
   const made = new Set<string>();
-  return probes.flatMap((probe, index) => {
+  const calls: Call[] = [];
+  for (const probe of probes) {
     const tool = tools[probe.tool % tools.length] as OperationTool;
     const option = optionOf(tool.classification.plan, probe.variant);
-    if (option !== undefined) optionSent.set(probe, `${option.name}: ${"value" in option.value ? JSON.stringify(option.value.value) : option.value.path === "one" ? "the path" : "[the path]"}`);
     const asked: OperationInput = {
       ...(probe.path === undefined ? {} : { path: text(probe.path) }),
       ...(probe.paths === undefined ? {} : { paths: probe.paths.map(text) }),
@@ -165,32 +148,42 @@ function callsOf(operation: Operation, tools: readonly OperationTool[], box: San
     const key = JSON.stringify([tool.name, asked, option]);
     if (made.has(key)) {
       foldCases(1);
-      return [];
+      continue;
     }
     made.add(key);
-    const marker = `written by the audit, probe ${index + 1} ${Math.random()}`;
+    const index = calls.length;
+    // Numbered as the counterexample numbers its calls, and closed, so that call 1's is no prefix of call 10's.
+    const marker = `written by the audit, call ${index + 1}.`;
     const input: OperationInput = {
       ...asked,
       ...(option === undefined ? {} : { variant: probe.variant }),
       // Every file the tree lays out, and every canary, ends with a newline: an edit of one meets it.
       ...(operation.id === "write" ? { content: marker } : operation.id === "edit" ? { oldText: "\n", newText: `\n${marker}\n` } : {}),
     };
-    return [{ index: index + 1, tool, input, ...(operation.roles.includes("content") || operation.id === "edit" ? { marker } : {}) }];
-  });
+    calls.push({ index, tool, input, ...(operation.roles.includes("content") || operation.id === "edit" ? { marker } : {}) });
+  }
+  return calls;
 }
 
-/** How a report names a call: the tool, the probe, and the optional argument it sent. */
+/** How a reason names a call: the tool, its number among the case's calls (from 1), and the optional argument it sent. */
 function callName(call: Call): string {
   const option = optionOf(call.tool.classification.plan, call.input.variant);
-  return `${call.tool.name} (probe ${call.index}${option === undefined ? "" : `, with ${option.name}`})`;
+  return `${call.tool.name} (call ${call.index + 1}${option === undefined ? "" : `, with ${option.name}`})`;
 }
 
-const shown = (result: ToolResult) => String(result.content).slice(0, 200);
+/** An answer as a reason quotes it: its content escaped and folded, at most 200 characters of it. */
+const shown = (result: ToolResult) => {
+  const content = String(result.content);
+  return content.length > 200 ? `${showValue(content.slice(0, 200))}… (${content.length} characters)` : showValue(content);
+};
+
+/** What a reader compares of two answers: the content, and the error flag when it is set. */
+const answerText = (result: ToolResult) => `${String(result.content)}${result.isError === true ? "\n(isError)" : ""}`;
 
 function refuseSecrets(calls: readonly Call[], answers: readonly ToolResult[], world: string): void {
   for (const [position, answer] of answers.entries()) {
     const call = calls[position] as Call;
-    if (String(answer.content).includes(SECRET)) violation(`${callName(call)} returned content from outside${world}: ${shown(answer)}`, "secretInAnswer");
+    if (String(answer.content).includes(SECRET)) violation(`${callName(call)} returned content from outside${world}: ${shown(answer)}`, "secretInAnswer", call.index);
   }
 }
 
@@ -202,10 +195,16 @@ function refuseSecrets(calls: readonly Call[], answers: readonly ToolResult[], w
 function refuseWaits(calls: readonly Call[], watch: CallWatch): void {
   for (const wait of watch.waits()) {
     const writer = calls.find((call) => call.marker !== undefined && wait.written.includes(call.marker));
-    const waiting = writer === undefined ? wait.waiting : [callName(writer)];
-    if (waiting.length === 0) continue;
-    const who = waiting.length === 1 ? waiting[0] : `one of the calls waiting then (${waiting.slice(0, 3).join(", ")}${waiting.length > 3 ? `, and ${waiting.length - 3} more` : ""})`;
-    violation(`${who} opened the FIFO ${wait.fifo} to ${writer === undefined ? "read" : "write"} and waited for its other end, which nothing opens: the call answered only once the audit opened it`, "unavailable");
+    const waiting = writer === undefined ? wait.waiting : [writer.index];
+    const [first] = waiting;
+    if (first === undefined) continue;
+    const named = (index: number) => callName(calls.find((call) => call.index === index) as Call);
+    const who = waiting.length === 1 ? named(first) : `one of the calls waiting then (${waiting.slice(0, 3).map(named).join(", ")}${waiting.length > 3 ? `, and ${waiting.length - 3} more` : ""})`;
+    violation(
+      `${who} opened the FIFO ${wait.fifo} to ${writer === undefined ? "read" : "write"} and waited for its other end, which nothing opens: the call answered only once the audit opened it`,
+      "unavailable",
+      waiting.length === 1 ? first : "no single call",
+    );
   }
 }
 
@@ -216,7 +215,7 @@ function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
   return (call) => {
     const option = optionOf(call.tool.classification.plan, call.input.variant);
     if (option !== undefined) recordOption(call.tool.name, option.name);
-    return watch.ask(callName(call), answered(call.tool.name, call.tool.call(call.input)));
+    return watch.ask(callName(call), call.index, answered(call.tool.name, call.tool.call(call.input)));
   };
 }
 
@@ -245,21 +244,23 @@ async function judgeWave(box: Sandbox, calls: readonly Call[], watch: CallWatch)
   const restore = await box.perturbOutside();
   let second: ToolResult[];
   try {
-    second = await inFlight(calls, ask);
+    // The same calls again: a counterexample shows each once.
+    second = await untranscribed(() => inFlight(calls, ask));
   } finally {
     await restore();
   }
   refuseSecrets(calls, second, " once the outside had changed");
   refuseWaits(calls, watch);
   const moved = calls.filter((_call, position) => !sameAnswer(first[position] as ToolResult, second[position] as ToolResult));
-  const again = await inFlight(moved, ask);
+  const again = await untranscribed(() => inFlight(moved, ask));
   for (const [position, call] of moved.entries()) {
     const before = first[calls.indexOf(call)] as ToolResult;
     if (!sameAnswer(again[position] as ToolResult, before)) continue;
     const after = second[calls.indexOf(call)] as ToolResult;
     violation(
-      `${callName(call)} answered otherwise once only the outside had changed, and as before once it was put back: ${showDifference(portable(box, String(before.content)), portable(box, String(after.content)), 60)}`,
+      `${callName(call)} answered otherwise once only the outside had changed, and as before once it was put back:${showAnswers(portable(box, answerText(before)), portable(box, answerText(after)), ["as the outside was", "once it had changed"])}`,
       "outsideRevealed",
+      call.index,
     );
   }
 }
@@ -304,20 +305,20 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
       if (!direct && findFile(box.root, (content) => content.includes(marker)) === undefined) {
         // What the call did is named as seen: a change outside, or nothing found anywhere.
         const outside = await box.canaryChanges();
-        if (outside.length > 0) violation(`${callName(call)} reported success (${shown(answer)}) and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged");
-        violation(`${callName(call)} reported success (${shown(answer)}) but what it wrote is neither in a file inside the workspace nor outside it`, "falseSuccess");
+        if (outside.length > 0) violation(`${callName(call)} reported success (${shown(answer)}) and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
+        violation(`${callName(call)} reported success (${shown(answer)}) but what it wrote is neither in a file inside the workspace nor outside it`, "falseSuccess", call.index);
       }
     }
     if (before !== undefined) {
       const after = fileContents(box.root);
       contents = after;
       const lost = [...before].filter(([content, count]) => (after.get(content) ?? 0) < count).map(([content]) => JSON.stringify(content.slice(0, 80)));
-      if (lost.length > 0) violation(`${callName(call)} destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(answer)})`, "insideDestroyed");
+      if (lost.length > 0) violation(`${callName(call)} destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(answer)})`, "insideDestroyed", call.index);
     }
   }
   if (operation.oracles.includes("secretImported")) {
     const imported = findFile(box.root, (content) => content.includes(SECRET));
-    if (imported !== undefined) violation(`a file inside the workspace now holds content from outside: ${imported}`, "secretImported");
+    if (imported !== undefined) violation(`a file inside the workspace now holds content from outside: ${imported}`, "secretImported", "no single call");
   }
 }
 
@@ -352,7 +353,7 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
     budgetScale: TOOL_TREE_SCALE,
     arbitrary: operationCases(operation),
     casesIn: probeCount,
-    render: (value) => renderCaseWith(value, (probe) => renderProbe(operation.id, probe)),
+    render: (value) => caseScene(value),
     async check(target, value) {
       await inCaseSandbox(target, value, async (box, root) => {
         const tools = surfaceOf(target, root).of(operation.id);

@@ -21,8 +21,9 @@ import { join, relative } from "node:path";
 import { type Candidate, allOfItems, candidateText, fsTree, linkTarget, neighbourArea, relativeCandidate, renderCandidate, treeName } from "../arbitraries/index.js";
 import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../property.js";
 import { containsFileWith } from "./containment.js";
+import { shellWord } from "../../shell-word.js";
 import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";
-import { type Area, type LinkTarget, type Tree, areaPath, linkText, materialize, renderTree } from "../../sandbox/tree.js";
+import { type Area, BOX_NAME, type LinkTarget, type Tree, areaName, areaPath, linkText, materialize } from "../../sandbox/tree.js";
 
 interface World {
   box: Sandbox;
@@ -91,18 +92,18 @@ class StepCommand implements fc.AsyncCommand<object, World> {
     const { step } = this;
     if (step.kind === "read") {
       const result = await execute(world.tools.read, { path: candidateText(world.box, step.candidate) });
-      if (String(result.content).includes(SECRET)) violation(`step ${world.step}: read returned canary content`, "secretInAnswer");
+      if (String(result.content).includes(SECRET)) violation(`call ${world.step}: read returned canary content`, "secretInAnswer", world.step - 1);
     } else if (step.kind === "write") {
       const content = `sequence write ${world.step}`;
       const result = await execute(world.tools.write, { path: candidateText(world.box, step.candidate), content });
       if (result.isError !== true && !containsFileWith(world.box.root, content)) {
         const outside = await world.box.canaryChanges();
-        if (outside.length > 0) violation(`step ${world.step}: write reported success and changed outside the workspace: ${outside.join(", ")}`, "outsideChanged");
-        violation(`step ${world.step}: write reported success but its content is neither inside the workspace nor outside it`, "falseSuccess");
+        if (outside.length > 0) violation(`call ${world.step}: write reported success and changed outside the workspace: ${outside.join(", ")}`, "outsideChanged", world.step - 1);
+        violation(`call ${world.step}: write reported success but its content is neither inside the workspace nor outside it`, "falseSuccess", world.step - 1);
       }
     }
     const changes = await world.box.canaryChanges();
-    if (changes.length > 0) violation(`step ${world.step} (${describeStep(step)}) changed outside: ${changes.join(", ")}`, "outsideChanged");
+    if (changes.length > 0) violation(`call ${world.step} changed outside: ${changes.join(", ")}`, "outsideChanged", world.step - 1);
   }
   toString() {
     return describeStep(this.step);
@@ -140,7 +141,8 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
     tree: fsTree(),
     commands: fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 12 }),
   }),
-  render: ({ tree, commands }) => `tree:\n${renderTree(tree)}\nsteps:\n  ${[...commands].map(String).join("\n  ")}`,
+  // Each step is one call, bash's included: the calls are the steps, as the case made them.
+  render: ({ tree }) => ({ workspace: { name: "ws", spelling: "canonical", tree } }),
   async check(target, { tree, commands }) {
     await inSandbox(async (box) => {
       await materialize(tree, box);
@@ -184,11 +186,21 @@ interface RootSwapCase {
   calls: readonly RootSwapCall[];
 }
 
-const describeSwap = ({ given, swap }: RootSwap) =>
-  [
-    `createWorkspaceTools(${given === "the root" ? "$ROOT" : "$LINK"})${given === "the root" ? "" : " where $LINK -> $ROOT"}`,
-    swap === "renameThenLink" ? "mv $ROOT $ROOT.old, then a symlink at $ROOT" : swap === "removeThenLink" ? "rm -r $ROOT, then a symlink at $ROOT" : "$LINK pointed elsewhere",
-  ].join("; ");
+/** The root (and its link) of the `index`-th swap: in scratch, so that moving them changes no canary; and as a counterexample names them. */
+const liveRoot = (index: number) => `live-${index}`;
+const rootLink = (index: number) => `alias-${index}`;
+const inScratch = (name: string) => `"${BOX_NAME}"/scratch/${name}`;
+
+/** A swap as shell words, with the sandbox's directory in "$BOX": what is made, what the tools are handed, how the root moves. */
+function describeSwap({ given, swap }: RootSwap, index: number, to: Area, link: "absolute" | "relative"): string {
+  const root = inScratch(liveRoot(index));
+  const alias = inScratch(rootLink(index));
+  const moved = swap === "retargetLink" ? alias : root;
+  const target = link === "absolute" ? `"${BOX_NAME}"/${shellWord(areaName(to))}` : shellWord(`../${areaName(to)}`);
+  const made = given === "the root" ? `mkdir ${root}; the tools are made on ${root}` : `mkdir ${root}; ln -s ${root} ${alias}; the tools are made on ${alias}`;
+  const move = swap === "renameThenLink" ? `mv ${root} ${root}.old` : `rm -r ${moved}`;
+  return `${made}; then, before their first call: ${move}; ln -s ${target} ${moved}`;
+}
 
 export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
   id: "sequences.rootSwap",
@@ -206,17 +218,14 @@ export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
     link: fc.constantFrom("absolute" as const, "relative" as const),
     calls: allOfItems(Object.keys(ROOT_SWAP_CALLS) as RootSwapCall[]),
   }),
-  render: ({ swaps, to, link, calls }) =>
-    [
-      ...swaps.map((swap) => `${describeSwap(swap)}, to ${link === "absolute" ? `$${to}` : `<relative path to $${to}>`}`),
-      `then: ${calls.map((call) => ROOT_SWAP_CALLS[call]).join(", ")}`,
-    ].join("\n"),
+  // Each swap as shell words; the calls after it are the case's own, as it made them.
+  render: ({ swaps, to, link }) => ({ setup: swaps.map((swap, index) => describeSwap(swap, index, to, link)) }),
   async check(target, { swaps, to, link, calls }) {
     await inSandbox(async (box) => {
       for (const [index, rootSwap] of swaps.entries()) {
         // The root and its link live in scratch, so that moving them is no change to a canary.
-        const root = join(box.scratch, `live-${index}`);
-        const alias = join(box.scratch, `alias-${index}`);
+        const root = join(box.scratch, liveRoot(index));
+        const alias = join(box.scratch, rootLink(index));
         await mkdir(root);
         await symlink(root, alias);
         const given = rootSwap.given === "the root" ? root : alias;
@@ -235,10 +244,10 @@ export const sequencesRootSwap: AuditProperty<RootSwapCase> = {
               : call === "bash"
                 ? await execute(tools.bash, { command: `cat ${CANARY_FILE}` })
                 : await execute(tools.write, { path: call === "writeNew" ? "pwned.txt" : CANARY_FILE, content: "after the root was moved" });
-          if (String(result.content).includes(SECRET)) violation(`${describeSwap(rootSwap)}: ${ROOT_SWAP_CALLS[call]} returned the file the moved root now points at`);
+          if (String(result.content).includes(SECRET)) violation(`after swap ${index + 1}, ${ROOT_SWAP_CALLS[call]} returned the file the moved root now points at`);
         }
         const changes = await box.canaryChanges();
-        if (changes.length > 0) violation(`${describeSwap(rootSwap)}: the calls changed what the moved root now points at:\n  ${changes.join("\n  ")}`, "outsideChanged");
+        if (changes.length > 0) violation(`after swap ${index + 1}, the calls changed what the moved root now points at:\n  ${changes.join("\n  ")}`, "outsideChanged");
       }
     });
   },

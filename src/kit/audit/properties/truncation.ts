@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../property.js";
 import type { Sandbox } from "../../sandbox/sandbox.js";
 import { showDifference, showValue } from "../show.js";
+import type { Scene } from "../counterexample.js";
 import type { AuditTarget } from "../../operations/target.js";
 import { MAX_READ_CHARS, truncationMarker } from "../../../gates/truncate.js";
 
@@ -45,14 +46,17 @@ function contentOf({ length: size, alphabet: chars }: TruncationCase): string {
   return text.slice(0, size).replace(/[\uD800-\uDBFF]$/, "a");
 }
 
-const render = (value: TruncationCase) => `read of a file of ${value.length} characters drawn from ${showValue(value.alphabet)}`;
+/** The file the case reads, with its content: the call is what the case made. */
+const render = (value: TruncationCase): Scene => ({ workspace: { name: "ws", spelling: "canonical", tree: [], written: [{ path: READ_FILE, content: contentOf(value) }] } });
+
+const READ_FILE = "file.txt";
 
 /** Reads a file of the case's content through the target's read tool. */
 async function readBack(target: AuditTarget, value: TruncationCase, judge: (content: string, answer: unknown, isError: boolean, box: Sandbox) => void): Promise<void> {
   await inSandbox(async (box) => {
     const content = contentOf(value);
-    await writeFile(join(box.root, "file.txt"), content);
-    const result = await execute(toolsOf(target, box.root).read, { path: "file.txt" });
+    await writeFile(join(box.root, READ_FILE), content);
+    const result = await execute(toolsOf(target, box.root).read, { path: READ_FILE });
     judge(content, result.content, result.isError === true, box);
   });
 }
@@ -108,7 +112,7 @@ export const conformanceTruncation: AuditProperty<TruncationCase> = {
   id: "conformance.truncation",
   gate: "truncation",
   kind: "conformance",
-  title: "a cut read carries the chapter's exact marker line between head and tail",
+  title: "a cut read carries the reference's exact marker line between head and tail",
   needs: ["createWorkspaceTools"],
   consequence: "wording differs",
   threat: () => "the model's input alone",

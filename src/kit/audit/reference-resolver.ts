@@ -1,11 +1,12 @@
 /**
- * The precision oracle: what the chapter's `workspacePath` must answer, predicted without calling it,
- * without `realpath` and without `node:path`.
+ * The reference resolver, the precision oracle: what the reference's `workspacePath` (this package's
+ * own, as the chapter writes it) must answer, predicted without calling it, without `realpath` and
+ * without `node:path`.
  *
- * It reads the sandbox once into an in-memory model (every entry's type and every link's text, by
+ * It reads the sandbox once into an in-memory snapshot (every entry's type and every link's text, by
  * `lstat` and `readlink`), then resolves paths component by component as the Linux kernel does:
  * symlinks followed (at most 40 times), `..` taken physically after a link, a file in the middle
- * failing with ENOTDIR. On top of that it replays the chapter's decision: lexical resolution of the
+ * failing with ENOTDIR. On top of that it replays the reference's decision: lexical resolution of the
  * candidate, `lstat` of the leaf when creating and, on ENOENT only, the nearest existing ancestor, then
  * the canonical comparison against the root.
  *
@@ -16,11 +17,11 @@
  */
 import { lstat, readdir, readlink } from "node:fs/promises";
 
-type ModelNode = { type: "dir" } | { type: "file" } | { type: "symlink"; target: string } | { type: "other" };
+type SnapshotNode = { type: "dir" } | { type: "file" } | { type: "symlink"; target: string } | { type: "other" };
 
-export interface FsModel {
+export interface TreeSnapshot {
   /** Entries by absolute path, for everything under `base`. */
-  readonly nodes: ReadonlyMap<string, ModelNode>;
+  readonly nodes: ReadonlyMap<string, SnapshotNode>;
   readonly base: string;
 }
 
@@ -30,8 +31,8 @@ type Walk = { ok: string } | { error: string } | { unknown: true };
 
 const MAX_SYMLINK_HOPS = 40;
 
-export async function scanModel(base: string): Promise<FsModel> {
-  const nodes = new Map<string, ModelNode>();
+export async function snapshotTree(base: string): Promise<TreeSnapshot> {
+  const nodes = new Map<string, SnapshotNode>();
   const visit = async (path: string): Promise<void> => {
     const stats = await lstat(path);
     if (stats.isSymbolicLink()) nodes.set(path, { type: "symlink", target: await readlink(path) });
@@ -45,30 +46,30 @@ export async function scanModel(base: string): Promise<FsModel> {
   return { nodes, base };
 }
 
-/** The chapter's verdict for `candidate` against the real root `rootReal`. */
-export function predictWorkspacePath(model: FsModel, rootReal: string, candidate: string, creating: boolean): Prediction {
+/** The reference's verdict for `candidate` against the real root `rootReal`. */
+export function predictWorkspacePath(snapshot: TreeSnapshot, rootReal: string, candidate: string, creating: boolean): Prediction {
   const requested = lexicalResolve(rootReal, candidate);
   let checked = requested;
   if (creating) {
-    const leaf = walk(model, requested, false);
+    const leaf = walk(snapshot, requested, false);
     if ("unknown" in leaf) return { kind: "unknown" };
     if ("error" in leaf) {
       if (leaf.error !== "ENOENT") return { kind: "refuse", reason: `lstat: ${leaf.error}` };
-      const ancestor = nearestExisting(model, parentOf(requested));
+      const ancestor = nearestExisting(snapshot, parentOf(requested));
       if (typeof ancestor !== "string") return ancestor;
       checked = ancestor;
     }
   }
-  const real = walk(model, checked, true);
+  const real = walk(snapshot, checked, true);
   if ("unknown" in real) return { kind: "unknown" };
   if ("error" in real) return { kind: "refuse", reason: `realpath: ${real.error}` };
   const inside = real.ok === rootReal || real.ok.startsWith(`${rootReal}/`);
   return inside ? { kind: "accept", path: requested } : { kind: "refuse", reason: `escape to ${real.ok}` };
 }
 
-function nearestExisting(model: FsModel, start: string): string | Prediction {
+function nearestExisting(snapshot: TreeSnapshot, start: string): string | Prediction {
   for (let current = start; ; current = parentOf(current)) {
-    const found = walk(model, current, false);
+    const found = walk(snapshot, current, false);
     if ("unknown" in found) return { kind: "unknown" };
     if (!("error" in found)) return current;
     if (found.error !== "ENOENT") return { kind: "refuse", reason: `lstat: ${found.error}` };
@@ -97,10 +98,10 @@ function parentOf(path: string): string {
 }
 
 /**
- * Resolves an absolute path against the model as the kernel would. With `followLast` false the final
+ * Resolves an absolute path against the snapshot as the kernel would. With `followLast` false the final
  * component is looked up but not followed (lstat); otherwise every link is followed (realpath).
  */
-function walk(model: FsModel, path: string, followLast: boolean): Walk {
+function walk(snapshot: TreeSnapshot, path: string, followLast: boolean): Walk {
   let done: string[] = [];
   let todo = components(path);
   let hops = 0;
@@ -112,7 +113,7 @@ function walk(model: FsModel, path: string, followLast: boolean): Walk {
       continue;
     }
     const next = `/${[...done, name].join("/")}`;
-    const node = lookup(model, next);
+    const node = lookup(snapshot, next);
     if (node === "unknown") return { unknown: true };
     if (node === undefined) return { error: "ENOENT" };
     if (node.type === "symlink" && (todo.length > 0 || followLast)) {
@@ -128,7 +129,7 @@ function walk(model: FsModel, path: string, followLast: boolean): Walk {
 }
 
 /** Above `base` only the chain of directories leading to it is known; anything beside it is unknown. */
-function lookup(model: FsModel, path: string): ModelNode | undefined | "unknown" {
-  if (path === model.base || path.startsWith(`${model.base}/`)) return model.nodes.get(path);
-  return model.base.startsWith(`${path}/`) ? { type: "dir" } : "unknown";
+function lookup(snapshot: TreeSnapshot, path: string): SnapshotNode | undefined | "unknown" {
+  if (path === snapshot.base || path.startsWith(`${snapshot.base}/`)) return snapshot.nodes.get(path);
+  return snapshot.base.startsWith(`${path}/`) ? { type: "dir" } : "unknown";
 }

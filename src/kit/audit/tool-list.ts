@@ -1,0 +1,40 @@
+/**
+ * `audit --list-tools`: how the audit takes each tool a target offers, before any property attacks one.
+ *
+ * Promises: one row per tool, in the target's order: the operation its property attacks it as, and by
+ * what the kit decided it (`name`, `schema`, `mapping`: operations/classify.ts), with the tool's own
+ * argument for each role (a list of edits as `edits[].oldText`) and what every call sends as it is; or
+ * why no property attacks it (it takes no path, the kit cannot classify it, it is excluded). A target
+ * without tools says so.
+ */
+import type { OfferedTool } from "../operations/surface.js";
+import type { Classification } from "../operations/classify.js";
+import { showValue } from "./show.js";
+
+/** The text `--list-tools` prints for `label`'s tools. */
+export function renderToolList(label: string, offered: readonly OfferedTool[]): string {
+  if (offered.length === 0) return `${label} offers no tools: only the properties of its exports apply\n`;
+  const rows = offered.map(({ name, classification }) => [name, ...columns(classification)] as const);
+  const header = ["tool", "operation", "taken by", "arguments, by role (or why no property attacks it)"] as const;
+  const widths = [0, 1, 2].map((column) => Math.max(header[column]?.length ?? 0, ...rows.map((row) => row[column]?.length ?? 0)));
+  const line = (row: readonly string[]) => row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column] as number) : cell)).join("  ").trimEnd();
+  return `${[`the tools of ${label}, as the audit takes them:`, "", line(header), ...rows.map(line)].join("\n")}\n`;
+}
+
+function columns(classification: Classification): [string, string, string] {
+  switch (classification.kind) {
+    case "operation": {
+      const { roles, edits, fixed } = classification.plan;
+      const argument = (role: string, name: string) => (edits !== undefined && (role === "oldText" || role === "newText") ? `${edits}[].${name}` : name);
+      const taken = Object.entries(roles).map(([role, name]) => `${role}: ${argument(role, name)}`);
+      const sent = Object.entries(fixed).map(([name, value]) => `${name} = ${showValue(value)}`);
+      return [classification.operation, classification.by, [taken.join(", "), ...(sent.length === 0 ? [] : [`always sends ${sent.join(", ")}`])].join("; ")];
+    }
+    case "no path":
+      return ["none", "-", `takes no path: ${classification.why}`];
+    case "unclassified":
+      return ["none", "-", `not classified: ${classification.why}; name its operation in the mapping's tools, or exclude it`];
+    case "excluded":
+      return ["none", "-", `excluded: ${classification.why}`];
+  }
+}

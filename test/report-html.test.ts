@@ -1,0 +1,172 @@
+/// <reference lib="dom" />
+// `audit --html FILE` (issue 45): one self-contained page, opened in a real headless Chromium: it loads
+// nothing, logs no error, and shows the verdict by consequence, the coverage, and every finding with
+// its text, its tree drawn and its replay, all from the same JSON model the other reports render.
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { Browser } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JsonReport } from "../src/kit/audit/report.js";
+import { failsRun } from "../src/kit/audit/report.js";
+import { cli, useScratch } from "./support/cli.js";
+import { CHROMIUM, launchChromium } from "./support/browser.js";
+import { describeNeeding } from "./support/platform.js";
+
+const scratch = useScratch("workspace-gates-html-test-");
+
+/** Audits whose failures cover the drawing: no link, a hardlink, links to a twin, a call that leaves, a known limit. */
+const AUDITS = {
+  prefix: ["fixtures/vulnerable/similar-prefix.ts", "--only", "isInside.posix,containment.read,containment.write,limits.hardlink"],
+  listing: ["fixtures/surface/ls-stats-through-links.ts", "--only", "containment.list"],
+} as const;
+
+interface Opened {
+  /** Every request the page made that is not its own file. */
+  fetched: string[];
+  /** Console errors and warnings, and uncaught errors. */
+  complaints: string[];
+  screenshot: Uint8Array;
+  /** Per finding: its text, the entries whose links cross and the neighbours drawn, and the calls drawn leaving. */
+  findings: Record<string, { text: string; crosses: string[]; neighbours: string[]; leaving: string[] }>;
+  consequences: Record<string, { fails: string; others: string }>;
+  coverage: string[];
+}
+
+let browser: Browser | undefined;
+const pages: Record<string, { report: JsonReport; opened: Opened }> = {};
+
+async function open(file: string): Promise<Opened> {
+  const page = await (browser as Browser).newPage();
+  const fetched: string[] = [];
+  const complaints: string[] = [];
+  page.on("request", (request) => {
+    if (request.url() !== `file://${file}`) fetched.push(request.url());
+  });
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warn") complaints.push(message.text());
+  });
+  page.on("pageerror", (error) => complaints.push(String(error)));
+  try {
+    await page.setViewport({ width: 1200, height: 900 });
+    await page.goto(`file://${file}`, { waitUntil: "load" });
+    const screenshot = await page.screenshot({ fullPage: true });
+    const drawn = await page.evaluate(() => {
+      const findings = Object.fromEntries(
+        [...document.querySelectorAll<HTMLElement>("[data-finding]")].map((article) => [
+          article.dataset.finding ?? "",
+          {
+            text: article.innerText,
+            crosses: [...article.querySelectorAll("[data-crosses]")].map((link) => link.getAttribute("data-crosses") ?? ""),
+            neighbours: [...article.querySelectorAll("[data-neighbour]")].map((box) => box.getAttribute("data-neighbour") ?? ""),
+            leaving: [...article.querySelectorAll("[data-call-reaches]")].map((arrow) => arrow.getAttribute("data-call-reaches") ?? ""),
+          },
+        ]),
+      );
+      const consequences = Object.fromEntries(
+        [...document.querySelectorAll<HTMLTableRowElement>("[data-consequence]")].map((row) => [row.dataset.consequence ?? "", { fails: row.cells[3]?.innerText ?? "", others: row.cells[4]?.innerText ?? "" }]),
+      );
+      const coverage = [...document.querySelectorAll<HTMLTableRowElement>("#coverage tbody tr")].map((row) => row.cells[0]?.innerText ?? "");
+      return { findings, consequences, coverage };
+    });
+    return { fetched, complaints, screenshot, ...drawn };
+  } finally {
+    await page.close();
+  }
+}
+
+const words = (text: string) => text.replace(/\s+/g, " ").trim();
+
+describe("audit --html", () => {
+  it("refuses a file it cannot write before the run (exit 2, one line)", async () => {
+    const { code, stdout, stderr } = await cli(["audit", "--only", "isInside.posix", "--html", join(scratch.path, "missing", "page.html")]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^audit: cannot write --html \S+page\.html: ENOENT[^\n]*\n$/);
+  });
+
+  it("is written by merge from the shards' JSON as by audit from one run, every failure on it", async () => {
+    const shards = await Promise.all(
+      [1, 2].map(async (index) => {
+        const json = join(scratch.path, `shard-${index}.json`);
+        await cli(["audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "isInside.posix,isInside.win32", "--seed", "3", "--runs", "20", "--shard", `${index}/2`, "--json", json]);
+        return json;
+      }),
+    );
+    const [merged, html] = [join(scratch.path, "merged.json"), join(scratch.path, "merged.html")];
+    await cli(["merge", ...shards, "--json", merged, "--html", html]);
+    const report = JSON.parse(await readFile(merged, "utf8")) as JsonReport;
+    const page = await readFile(html, "utf8");
+    const failed = report.results.filter((result) => result.status === "failed");
+    expect(failed.length).toBeGreaterThan(0);
+    for (const result of failed) expect(page).toContain(`data-finding="${result.id}"`);
+  });
+});
+
+describeNeeding(CHROMIUM, "the audit's page in a real browser", () => {
+  beforeAll(async () => {
+    browser = await launchChromium();
+    for (const [name, argv] of Object.entries(AUDITS)) {
+      const [json, html] = [join(scratch.path, `${name}.json`), resolve(scratch.path, `${name}.html`)];
+      const { code } = await cli(["audit", ...argv, "--seed", "1", "--runs", "50", "--json", json, "--html", html]);
+      expect(code).toBe(1);
+      pages[name] = { report: JSON.parse(await readFile(json, "utf8")) as JsonReport, opened: await open(html) };
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it("loads nothing but itself, logs no error, and renders a screenshot", () => {
+    for (const { opened } of Object.values(pages)) {
+      expect(opened.fetched).toEqual([]);
+      expect(opened.complaints).toEqual([]);
+      // A PNG, taller than the viewport: the whole page was drawn.
+      expect([...opened.screenshot.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+      expect(Buffer.from(opened.screenshot).readUInt32BE(20)).toBeGreaterThan(900);
+    }
+  });
+
+  it("shows every finding's rule, consequence, threat, reason, calls and replay", () => {
+    for (const { report, opened } of Object.values(pages)) {
+      const failed = report.results.filter((result) => result.status === "failed");
+      expect(Object.keys(opened.findings).sort()).toEqual(failed.map((result) => result.id).sort());
+      for (const result of failed) {
+        const shown = words(opened.findings[result.id]?.text ?? "");
+        for (const text of [result.id, result.title, result.consequence ?? "", result.threat ?? "", result.reason ?? "", result.replay ?? "", ...(result.case?.calls ?? []).map((call) => call.call)])
+          expect(shown, `${result.id}: ${text}`).toContain(words(text));
+      }
+    }
+  });
+
+  it("draws each link that crosses the boundary and each call that leaves, to the neighbour they reach", () => {
+    let drawnLinks = 0;
+    let drawnCalls = 0;
+    for (const { report, opened } of Object.values(pages)) {
+      for (const result of report.results.filter((failed) => failed.case?.workspace !== undefined)) {
+        const drawn = opened.findings[result.id];
+        const crossing = result.case?.workspace?.tree.filter((entry) => entry.crosses) ?? [];
+        const leaving = result.case?.calls.filter((call) => call.reaches !== undefined) ?? [];
+        expect(drawn?.crosses, result.id).toEqual(crossing.map((entry) => entry.path));
+        expect(drawn?.leaving, result.id).toEqual(leaving.map((call) => call.reaches));
+        for (const reached of [...crossing.map((entry) => entry.reaches), ...leaving.map((call) => call.reaches)]) expect(drawn?.neighbours, result.id).toContain(reached);
+        drawnLinks += crossing.length;
+        drawnCalls += leaving.length;
+      }
+    }
+    // The audits above lay out links to a twin, a hardlink, and a read that leaves by ../ws-other.
+    expect(drawnLinks).toBeGreaterThanOrEqual(2);
+    expect(drawnCalls).toBeGreaterThanOrEqual(1);
+  });
+
+  it("gives the verdict by consequence, each failure where the --fail-on rule puts it, and every tool's coverage", () => {
+    for (const { report, opened } of Object.values(pages)) {
+      const failed = report.results.filter((result) => result.status === "failed");
+      for (const result of failed) {
+        const row = opened.consequences[result.consequence ?? ""];
+        expect(failsRun(result, report) ? row?.fails : row?.others, result.id).toContain(result.id);
+      }
+      expect(opened.coverage).toEqual(report.coverage.map((row) => row.tool));
+    }
+  });
+});
