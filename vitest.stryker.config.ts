@@ -54,6 +54,7 @@ export const CHEAPEST_FIRST = [
   "arbitraries",
   "openings",
   "slow-target",
+  "verdict-words",
   "arbitraries-doc",
   "mcp",
   "audit-reports",

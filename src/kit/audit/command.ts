@@ -39,7 +39,7 @@ import { compareWithBaseline, readBaseline, renderComparison } from "./baseline.
 import { closeSandboxes, disposeSandboxes, poolSandboxes } from "./property.js";
 import { ROOT_NAMES, rootSpellings } from "./arbitraries/index.js";
 import { progressOn } from "./progress.js";
-import { type AuditReport, type ReplayPrefix, type TargetWords, addedUp, failsRun, renderText, toJson, withSuppressions } from "./report.js";
+import { type AuditReport, type ReplayPrefix, type TargetWords, addedUp, failsRun, renderText, toJson, verdict, withSuppression, withSuppressions } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import { type Consequence, DEFAULT_FAIL_ON, ESCAPES, STRICT_FAIL_ON, isConvention, parseFailOn } from "../findings/findings.js";
 import { type SuppressionsFile, SuppressionsError, readSuppressions, today } from "../findings/suppressions.js";
@@ -217,7 +217,7 @@ async function auditTarget(
   const guard = guardInterrupts();
   let report: AuditReport;
   try {
-    report = await runAudit(options, target, io, guard.signal);
+    report = await runAudit(options, target, io, guard.signal, suppressions);
   } finally {
     guard.dispose();
   }
@@ -283,7 +283,7 @@ function tooSlow(report: AuditReport): string | undefined {
 }
 
 /** Runs the selected properties in order, with progress, until done or `signal` aborts. */
-async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, signal: AbortSignal): Promise<AuditReport> {
+async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, signal: AbortSignal, suppressions: SuppressionsFile | undefined): Promise<AuditReport> {
   const report: AuditReport = {
     target: target.label,
     seed: options.seed,
@@ -302,7 +302,8 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
   // A target whose tools start slowly (an MCP server per root) starts them for every root the
   // properties draw, a few at a time, while the first properties run.
   if (target.warm !== undefined) await poolSandboxes(ROOT_NAMES, (box) => target.warm?.(rootSpellings(box)));
-  const progress = progressOn(io);
+  // Progress words a property as the table will: the rule, and the suppressions, are the report's.
+  const progress = progressOn(io, (result) => verdict(suppressions === undefined ? result : withSuppression(result, report.target, suppressions, today()), report));
   const aborted = new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined), { once: true }));
   try {
     for (const [index, property] of selected.entries()) {

@@ -15,7 +15,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
-import { type JsonReport, type JsonResult, addedUp, failsRun, summarize, total, verdict } from "./report.js";
+import { type JsonReport, type JsonResult, addedUp, closingLine, failsRun, findingsLine, summarize, total, verdict } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import { toHtml } from "./report-html.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
@@ -95,14 +95,15 @@ export function renderMerged(report: JsonReport, shards: number): string {
     const detail = fails ? ["", ...findingLines(result), `broken: ${result.reason ?? ""}`, `replay: ${result.replay ?? ""}`].join("\n    ") : "";
     return `${result.id.padEnd(28)} ${word.padEnd(12)} ${String(result.runs).padStart(9)} ${String(result.cases).padStart(9)}${detail}`;
   });
-  const { passed, failed, skipped } = report.summary;
+  const findings = findingsLine(report.summary);
   return `${[
     `workspace-gates merge of ${shards} shards: ${report.target} (seed ${report.seed})`,
     "",
     header,
     ...lines,
     "",
-    `merge: ${passed} passed, ${failed} failed, ${skipped} skipped, ${total(report.results, "cases")} cases`,
+    ...(findings === undefined ? [] : [findings]),
+    `${closingLine(report.results, report).replace(/^audit:/, "merge:")}, ${total(report.results, "cases")} cases`,
   ].join("\n")}\n`;
 }
 

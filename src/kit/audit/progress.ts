@@ -3,7 +3,8 @@
  *
  * Promises: on a terminal, one line redrawn in place (the property, and the run it is at, at most ten
  * redraws a second), erased when the run ends; elsewhere (CI logs, pipes) one plain line per property
- * once it is done: `audit: [3/14] containment.read passed (50 runs, 1.2s)`.
+ * once it is done, with the verdict word the report's table gives it (`word`):
+ * `audit: [3/14] containment.read passed (50 runs, 1.2s)`.
  */
 import type { CliIo } from "../cli-command.js";
 import type { PropertyResult } from "./run.js";
@@ -17,13 +18,13 @@ export interface Progress {
 
 const REDRAW_MS = 100;
 
-export function progressOn(io: CliIo): Progress {
+export function progressOn(io: CliIo, word: (result: PropertyResult) => string): Progress {
   if (io.stderrIsTTY !== true)
     return {
       start() {},
       atCase() {},
       done(index, total, result) {
-        io.stderr(`audit: [${index + 1}/${total}] ${result.id} ${result.status} (${result.runs} runs, ${(result.timeMs / 1000).toFixed(1)}s)\n`);
+        io.stderr(`audit: [${index + 1}/${total}] ${result.id} ${word(result)} (${result.runs} runs, ${(result.timeMs / 1000).toFixed(1)}s)\n`);
       },
       end() {},
     };

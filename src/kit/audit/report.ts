@@ -28,7 +28,7 @@ import type { Counterexample } from "./counterexample.js";
 import type { Located } from "./located.js";
 import type { Shard } from "./shard.js";
 import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
-import { type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
+import { CONSEQUENCES, type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
 import { findingFingerprint } from "../findings/sarif.js";
 import { type Suppression, type SuppressionOutcome, type SuppressionsFile, judgeSuppressions } from "../findings/suppressions.js";
 import { type CallCount, type OptionCount, addCalls, addOptions, optionsFrom, optionsRecord } from "../operations/surface.js";
@@ -249,14 +249,17 @@ export function withSuppressions(report: AuditReport, file: SuppressionsFile, da
     const fingerprint = fingerprintOf(report.target, result);
     return fingerprint === undefined || result.consequence === undefined ? [] : [{ fingerprint, consequence: result.consequence }];
   });
-  const outcome = judgeSuppressions(file, findings, day);
-  const results = report.results.map((result) => {
-    const entry = outcome.applied.find((applied) => applied.fingerprint === fingerprintOf(report.target, result));
-    if (entry === undefined) return result;
-    const { fingerprint: _fingerprint, ...suppressed } = entry;
-    return { ...result, suppressed };
-  });
-  return { ...report, results, suppressions: outcome };
+  return { ...report, results: report.results.map((result) => withSuppression(result, report.target, file, day)), suppressions: judgeSuppressions(file, findings, day) };
+}
+
+/** One result with what the file's entries do to it: set aside, with the reason and the date, when one applies. */
+export function withSuppression(result: PropertyResult, target: string, file: SuppressionsFile, day: string): AuditResult {
+  const fingerprint = fingerprintOf(target, result);
+  if (fingerprint === undefined || result.consequence === undefined) return result;
+  const entry = judgeSuppressions(file, [{ fingerprint, consequence: result.consequence }], day).applied.find((applied) => applied.fingerprint === fingerprint);
+  if (entry === undefined) return result;
+  const { fingerprint: _fingerprint, ...suppressed } = entry;
+  return { ...result, suppressed };
 }
 
 export function toJson(report: AuditReport, prefix: ReplayPrefix, target: TargetWords): JsonReport {
@@ -346,13 +349,62 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   if (report.time !== undefined) lines.push(timeLine(report));
   if (differs.length > 0)
     lines.push(`conformance: texts differ from the reference's (docs/contract.md) in ${differs.join(", ")}${report.conformance ? "" : "; a failure only with --conformance or --strict"}`);
-  const more = [
-    [summary.warnings, summary.warnings === 1 ? "warning" : "warnings"],
-    [summary.suppressed, "suppressed"],
-    [summary.notApplicable, "not applicable"],
-  ] as const;
-  lines.push(`audit: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped${more.map(([count, what]) => (count === 0 ? "" : `, ${count} ${what}`)).join("")}`);
+  const findings = findingsLine(summary);
+  if (findings !== undefined) lines.push(findings);
+  lines.push(closingLine(report.results, report));
   return `${lines.join("\n")}\n`;
+}
+
+/** The verdict words of the closing line, in its order: every row has one (`verdict`), so the counts add up to the rows. */
+const CLOSING_WORDS: readonly [word: string, one: string, many: string][] = [
+  ["passed", "passed", "passed"],
+  ["FAILED", "failed", "failed"],
+  ["skipped", "skipped", "skipped"],
+  ["warning", "warning", "warnings"],
+  ["suppressed", "suppressed", "suppressed"],
+  ["too slow to judge", "too slow to judge", "too slow to judge"],
+  ["known limit", "known limit", "known limits"],
+  ["passed (limit closed)", "limit closed", "limits closed"],
+  ["differs", "text differs", "texts differ"],
+  ["not applicable", "not applicable", "not applicable"],
+];
+
+/**
+ * `audit: N passed, N failed, N skipped`, then the count of every other verdict word the rows have:
+ * each row counted once, by the word the table gives it, so the line adds up to the table.
+ */
+export function closingLine(results: readonly Judged[], rule: VerdictRule): string {
+  const words = results.map((result) => verdict(result, rule));
+  const counted = CLOSING_WORDS.map(([word, one, many]) => {
+    const count = words.filter((shown) => shown === word).length;
+    return { count, text: `${count} ${count === 1 ? one : many}`, always: ["passed", "FAILED", "skipped"].includes(word) };
+  });
+  return `audit: ${counted.filter(({ count, always }) => always || count > 0).map(({ text }) => text).join(", ")}`;
+}
+
+/** How code scanning ranks a `security-severity` (CVSS): critical from 9, high from 7, medium from 4, low below. */
+export function severityLevel(score: number | undefined): "critical" | "high" | "medium" | "low" | "none" {
+  if (score === undefined) return "none";
+  return score >= 9 ? "critical" : score >= 7 ? "high" : score >= 4 ? "medium" : "low";
+}
+
+/**
+ * The findings of a run in one line, as `npm audit` sums its: how many by severity, then by
+ * consequence, most severe first (a differing text counted as `wording differs`); none for a run
+ * without findings.
+ */
+export function findingsLine(summary: Pick<Summary, "byConsequence">): string | undefined {
+  const entries = (Object.keys(CONSEQUENCES) as Consequence[]).flatMap((consequence) => {
+    const count = summary.byConsequence[consequence] ?? 0;
+    return count === 0 ? [] : [{ consequence, count, level: severityLevel(CONSEQUENCES[consequence].securitySeverity) }];
+  });
+  const total = entries.reduce((sum, { count }) => sum + count, 0);
+  if (total === 0) return undefined;
+  const levels = (["critical", "high", "medium", "low", "none"] as const).flatMap((level) => {
+    const count = entries.filter((entry) => entry.level === level).reduce((sum, entry) => sum + entry.count, 0);
+    return count === 0 ? [] : [`${count} ${level === "none" ? "without a severity" : level}`];
+  });
+  return `findings: ${total} (${levels.join(", ")}): ${entries.map(({ consequence, count }) => `${count} ${consequence}`).join(", ")}`;
 }
 
 /** Why a guarantee's failure is only a warning: the default rule's conventions, or what `--fail-on` left out. */
