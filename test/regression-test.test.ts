@@ -35,15 +35,16 @@ beforeAll(async () => {
 
 describe("audit --regression-test DIR", () => {
   it.each([
-    ["a read and a write that escape", "fixtures/vulnerable/similar-prefix.ts", "fixtures/lessons/similar-prefix.ts", "containment.read,containment.write", /returned content from outside[^]*something outside the workspace changed|something outside the workspace changed[^]*returned content from outside/],
-    ["a listing that reveals the outside", "fixtures/surface/ls-stats-through-links.ts", "fixtures/surface/surface.ts", "containment.list", /call 1 answered otherwise once only the outside had changed/],
-    ["a move that destroys a file inside", "fixtures/surface/move-destination-unchecked.ts", "fixtures/surface/surface.ts", "containment.move", /call \d+ destroyed what \S+ held/],
-  ])("writes tests for %s that fail against the fork and pass once the module is fixed", async (name, fork, fixed, only, failure) => {
+    ["a read and a write that escape", "fixtures/vulnerable/similar-prefix.ts", "fixtures/lessons/similar-prefix.ts", "containment.read,containment.write", "1", /returned content from outside[^]*something outside the workspace changed|something outside the workspace changed[^]*returned content from outside/],
+    ["a listing that reveals the outside", "fixtures/surface/ls-stats-through-links.ts", "fixtures/surface/surface.ts", "containment.list", "1", /call 1 answered otherwise once only the outside had changed/],
+    // Seed 5: at seeds 1 to 4 the shrunk move takes something out of the workspace first (outside changed).
+    ["a move that destroys a file inside", "fixtures/surface/move-destination-unchecked.ts", "fixtures/surface/surface.ts", "containment.move", "5", /call \d+ destroyed what \S+ held/],
+  ])("writes tests for %s that fail against the fork and pass once the module is fixed", async (name, fork, fixed, only, seed, failure) => {
     const project = join(scratch.path, only);
     const [module, tests] = [join(project, "tools.ts"), join(project, "regression")];
     await mkdir(tests, { recursive: true });
     await writeFile(module, reexport(fork));
-    const { code, stdout } = await cli(["audit", module, "--only", only, "--seed", "1", "--runs", "50", "--regression-test", tests]);
+    const { code, stdout } = await cli(["audit", module, "--only", only, "--seed", seed, "--runs", "50", "--regression-test", tests]);
     expect(code, stdout).toBe(1);
     const written = only.split(",").map((id) => join(tests, `${id}.test.mjs`));
     expect(stdout).toContain(`regression tests (node --test; a .ts module: node --import tsx --test):\n${written.map((file) => `  ${file}`).join("\n")}\n`);

@@ -8,7 +8,7 @@
  * root name, the tree laid out with `materialize` and the files it writes written, the tools made as
  * the case made them, and each call, as printed, in order. It asserts the rule the failure broke, as
  * seen on the sandbox or in the answers: no answer and no file inside holds an outside canary's
- * secret (`outside read`); nothing outside changed (`outside changed`); the call the rule broke at
+ * secret, nor does the call the rule broke at once the outside changed (`outside read`); nothing outside changed (`outside changed`); the call the rule broke at
  * answers the same once only the outside changed, when it answers as before once the outside is put
  * back (`outside revealed`); no call makes a file's content vanish (`inside destroyed`); a path with
  * a NUL byte is refused (`fields.nulBytes`). So it fails while the bug is there and passes once it is
@@ -107,6 +107,14 @@ function assertions(rule: Rule, brokeCall: string, broke: number): string[] {
       return [
         "  for (const [index, answer] of answers.entries()) assert.ok(!JSON.stringify(answer).includes(SECRET), `call ${index + 1} returned content from outside: ${JSON.stringify(answer).slice(0, 200)}`);",
         '  for (const [file, content] of await filesInside(box.root)) assert.ok(!content.includes(SECRET), `${file}, inside the workspace, holds content from outside`);',
+        "  // Asked again once the outside changed: a name that holds nothing yet may hold a secret then.",
+        "  const restore = await box.perturbOutside();",
+        "  try {",
+        `    const again = await ${brokeCall};`,
+        `    assert.ok(!JSON.stringify(again).includes(SECRET), \`call ${broke} returned content from outside once the outside had changed: \${JSON.stringify(again).slice(0, 200)}\`);`,
+        "  } finally {",
+        "    await restore();",
+        "  }",
       ];
     case "outside changed":
       return ['  assert.deepEqual(await box.canaryChanges(), [], "something outside the workspace changed");'];

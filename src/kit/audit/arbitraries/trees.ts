@@ -261,11 +261,14 @@ export function treeAnd<P>(
     .chain(([opened, drawn, entries]) => {
       const attack = joinAttacks(drawn === null ? opened : [...opened, drawn]);
       const tree = [...attack.entries, ...entries];
-      // The drawn probes aim through the drawn entries: the openings' have probes of their own.
-      const aimed = candidateThrough([...(drawn?.entries ?? []), ...entries], generic, constraints);
+      // The drawn probes aim through the drawn entries and name them only, and are drawn before the
+      // attacks' probes: a shrink that drops an opening draws them again as they were, so a failure
+      // they do not need loses the opening instead of the case.
+      const drawnTree = [...(drawn?.entries ?? []), ...entries];
+      const aimed = candidateThrough(drawnTree, generic, constraints);
+      const drawnProbes = fc.array(probe(aimed, undefined, drawnTree), { maxLength: maxProbes, size: "max" });
       const first = attack.aims.map((aim) => probe(aimed, aim, tree));
-      const drawnProbes = fc.array(probe(aimed, undefined, tree), { maxLength: maxProbes, size: "max" });
-      return fc.record({ tree: fc.constant(tree), probes: fc.tuple(fc.tuple(...first), drawnProbes).map(([head, rest]) => [...head, ...rest]) });
+      return fc.record({ tree: fc.constant(tree), probes: fc.tuple(drawnProbes, fc.tuple(...first)).map(([rest, head]) => [...head, ...rest]) });
     });
 }
 
