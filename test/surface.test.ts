@@ -47,6 +47,19 @@ describe("each planted bug dies at the default budget, in process", () => {
   );
 });
 
+describe("shrunk counterexamples that once failed the judge, kept", () => {
+  // Seed 3 of containment.move on this fork (before the judge looked for the root): the move took the
+  // workspace itself out of the sandbox, and the judge's walk of it threw ENOENT, reported as the
+  // tool's own hardening broken.
+  it("a move of the workspace itself out is a finding of what it did, not the judge's ENOENT", async () => {
+    const fork = await loadTarget("fixtures/surface/move-destination-unchecked.ts");
+    const moved = { root: { name: "ws", spelling: "canonical" }, tree: [], probes: [{ source: { form: "absolute", area: "root", rest: "" }, destination: { form: "absolute", area: "outside", rest: "new.txt" }, tool: 0, variant: 0 }] };
+    const verdict = await property("containment.move").check(fork, moved as never).then(() => undefined, (error: unknown) => error as Error & { consequence?: string });
+    expect(verdict?.message).toMatch(/move \(call 1\) moved or removed the workspace itself[^]*added \S*\/outside\/new\.txt/);
+    expect(verdict?.message).not.toMatch(/ENOENT/);
+  });
+});
+
 describe("over MCP (fixtures/mcp/tools-server.ts serving the surface)", () => {
   it("audits the secure surface green through the audit command, with every tool it lists attacked", { timeout: 180_000 }, async () => {
     const json = join(scratch.path, "surface.json");

@@ -18,6 +18,7 @@
  * After every run nothing outside has changed (the canaries, property.ts).
  */
 import fc from "fast-check";
+import { lstatSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   type Aim,
@@ -297,6 +298,13 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
     const { answer } = asked;
     refuseSecrets([call], [answer], "");
     refuseWaits(calls, watch);
+    // A call that takes the workspace itself away leaves nothing to walk: what it did is the finding.
+    if (!lstatSync(box.root, { throwIfNoEntry: false })?.isDirectory()) {
+      const outside = await box.canaryChanges();
+      const removed = `${callName(call)} moved or removed the workspace itself (its answer: ${shown(answer)})`;
+      if (outside.length > 0) violation(`${removed}, and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
+      violation(removed, "insideDestroyed", call.index);
+    }
     // An optional argument may change what a call promises (a dry run writes nothing): only a call
     // without one is held to its operation's effect.
     if (operation.oracles.includes("falseSuccess") && answer.isError !== true && call.marker !== undefined && call.input.variant === undefined) {
