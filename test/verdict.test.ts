@@ -29,6 +29,47 @@ function example(judge: (value: number) => void, seen: number[] = []): AuditProp
   };
 }
 
+describe("shrinking", () => {
+  // containment.read of @modelcontextprotocol/server-filesystem 2025.3.28, seed 1: the first failing
+  // case read a sibling's secret and waited on a FIFO; shrinking took a smaller case that only waited,
+  // so the escape was reported without a counterexample of its own.
+  it("keeps the gravest tier it met: a candidate of a lesser one does not stand in for an escape", async () => {
+    const property = example((value) => {
+      if (value >= 100) violation(`read the outside at ${value}`, "outside read");
+      if (value > 5) violation(`waited at ${value}`, "unavailable");
+    });
+    // Seed 1 fails first at 602, an escape.
+    const result = await runProperty(property, target, { seed: 1, runs: 100 });
+    expect(result).toMatchObject({ status: "failed", consequence: "outside read", reason: "read the outside at 100", counterexample: "100", alsoSeen: ["unavailable"] });
+  });
+});
+
+describe("the threat a failure needs", () => {
+  // The same run: stripped of its links, the case still waited on its FIFO, and the escape that
+  // needed a link was said to need a special file.
+  it("is judged by a lesser case that fails as gravely, not by one that fails otherwise", async () => {
+    type Planted = { planted: readonly ("link" | "fifo")[] };
+    const property: AuditProperty<Planted> = {
+      id: "example.threat",
+      gate: "workspacePath",
+      kind: "guarantee",
+      title: "an example whose escape needs a link beside a FIFO",
+      needs: ["isInside"],
+      consequence: "hardening broken",
+      threat: ({ planted }) => (planted.includes("link") ? "a link inside the workspace" : planted.includes("fifo") ? "a special file inside the workspace" : "the model's input alone"),
+      lesserCases: () => [{ planted: [] }, { planted: ["fifo"] }, { planted: ["link"] }],
+      arbitrary: fc.constant({ planted: ["link", "fifo"] as const }),
+      render: ({ planted }) => planted.join(", "),
+      check: async (_target, { planted }) => {
+        if (planted.includes("link")) violation("read the outside through a link", "outside read");
+        if (planted.includes("fifo")) violation("waited on a FIFO", "unavailable");
+      },
+    };
+    const result = await runProperty(property, target, { seed: 1, runs: 1 });
+    expect(result).toMatchObject({ status: "failed", consequence: "outside read", threat: "a link inside the workspace" });
+  });
+});
+
 describe("a departure from a convention", () => {
   it("does not end the search: a later run that breaks a defence is the finding, the departure beside it", async () => {
     let runs = 0;

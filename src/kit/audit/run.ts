@@ -10,13 +10,14 @@
  * the caller keeps them for its next run. A departure from the chapter's conventions (a failure whose
  * consequence is a convention's) does not end the search: the runs go on, since a later one may show
  * harm, and the departure is the result only when nothing graver failed (then shrunk, and replayable
- * by its path); a graver failure lists it in `alsoSeen`.
+ * by its path); a graver failure lists it in `alsoSeen`. Shrinking keeps the gravest tier it met
+ * (findings.ts): a smaller case of a lesser consequence never becomes the counterexample of an escape.
  * Does not promise: isolation from a target that corrupts process state (a fork that `chdir`s or
  * patches globals affects later properties).
  */
 import fc from "fast-check";
 import { type AuditProperty, type Gate, type PropertyKind, Hang, Violation, disposeSandboxes, settle } from "./property.js";
-import { type Consequence, type Cwe, type Threat, isConvention, weaknessesOf } from "../findings/findings.js";
+import { type Consequence, type Cwe, type Threat, graverTier, isConvention, weaknessesOf } from "../findings/findings.js";
 import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, recordingCalls, transcribing } from "../operations/surface.js";
 import { type Counterexample, counterexampleOf, renderCounterexample } from "./counterexample.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
@@ -164,7 +165,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const departures = options.path !== undefined || options.stopAtFirstFailure === true ? "fail" : (options.departures ?? "search on");
   // The first run that departed from a convention, while the search goes on for worse.
   let departure: { run: number; value: T; error: unknown; transcript: Transcript | undefined } | undefined;
-  // The consequence of the failure being shrunk: a candidate that only departs does not stand in for a graver one.
+  // The consequence of the failure being shrunk, the gravest tier met: a candidate of a lesser tier does not stand in for it.
   let shrinkingFrom: Consequence | undefined;
   let nextRun = options.firstRun ?? 0;
   let started = 0;
@@ -178,7 +179,6 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   let targetTrouble: string | undefined;
   let unjudged = 0;
   const consequences = new Set<Consequence>();
-  const consequenceOf = (error: unknown) => (error instanceof Violation && error.consequence !== undefined ? error.consequence : property.consequence);
   const calls: CallCount = new Map();
   const sentOptions: OptionCount = new Map();
   // What the last run of a case made, and of the last case that failed (the counterexample's, once shrinking is done).
@@ -253,10 +253,12 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     const cut = !answer.ok && answer.error instanceof PastDeadline;
     const left = cut ? Math.max(recorded.unjudged, property.casesIn?.(value) ?? 1) : recorded.unjudged;
     if (!answer.ok && !cut) {
-      const consequence = consequenceOf(answer.error);
-      if (!shrinking || !isConvention(consequence) || isConvention(shrinkingFrom)) failingTranscript = transcript;
+      const consequence = consequenceOf(answer.error, property.consequence);
       consequences.add(consequence);
-      if (shrinking && isConvention(consequence) && !isConvention(shrinkingFrom)) return;
+      // A candidate of a lesser tier than the failure being shrunk does not stand in for it: a case
+      // that only waits on a FIFO, or only departs, never takes the place of an escape.
+      if (shrinking && shrinkingFrom !== undefined && graverTier(shrinkingFrom, consequence)) return;
+      failingTranscript = transcript;
       if (!shrinking && departures !== "fail" && isConvention(consequence)) {
         // The case was judged to its end (a property settles departures last): its cases count.
         cases += (property.casesIn?.(value) ?? 1) - recorded.folded;
@@ -265,7 +267,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       }
       if (!shrinking) cases += 1;
       shrinking = true;
-      shrinkingFrom ??= consequence;
+      if (shrinkingFrom === undefined || graverTier(consequence, shrinkingFrom)) shrinkingFrom = consequence;
       throw answer.error;
     }
     if (!shrinking) {
@@ -296,9 +298,9 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     ...(unjudged > 0 ? { unjudged } : {}),
   };
   const failure = async (value: T | undefined, error: unknown, path: string | null, made: Transcript | undefined): Promise<PropertyResult> => {
-    const consequence = consequenceOf(error);
+    const consequence = consequenceOf(error, property.consequence);
     const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
-    const threat = await threatNeeded(property, target, value, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs);
+    const threat = await threatNeeded(property, target, value, consequence, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs);
     await disposeSandboxes({ keepIdle: options.keepSandboxes === true });
     return {
       ...common,
@@ -329,18 +331,23 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
  * it are judged in turn (unless `timeoutMs` is undefined: the case hung, and would wait as long
  * again, or the caller stops at the first failure), and the first that still fails needed less.
  */
-async function threatNeeded<T>(property: AuditProperty<T>, target: AuditTarget, value: T | undefined, timeoutMs: number | undefined): Promise<Threat> {
+async function threatNeeded<T>(property: AuditProperty<T>, target: AuditTarget, value: T | undefined, consequence: Consequence, timeoutMs: number | undefined): Promise<Threat> {
   // Without a counterexample (fast-check gave up on skipped cases) nothing shows more than the input.
   if (value === undefined) return "the model's input alone";
   if (timeoutMs === undefined) return property.threat(value);
   for (const lesser of property.lesserCases?.(value) ?? []) {
     const again = await settle(withTimeout(property.check(target, lesser), timeoutMs));
-    if (!again.ok || again.value === TIMED_OUT) return property.threat(lesser);
+    // A lesser case that fails only as something less grave (a FIFO's wait, once a link is gone) does not show what the failure needs.
+    const failedAs = again.ok ? (again.value === TIMED_OUT ? "unavailable" : undefined) : consequenceOf(again.error, property.consequence);
+    if (failedAs !== undefined && !graverTier(consequence, failedAs)) return property.threat(lesser);
   }
   return property.threat(value);
 }
 
 const TIMED_OUT = Symbol("timed out");
+
+/** The consequence a failure shows: its violation's, or the property's own. */
+const consequenceOf = (error: unknown, own: Consequence): Consequence => (error instanceof Violation && error.consequence !== undefined ? error.consequence : own);
 
 async function withTimeout<R>(promise: Promise<R>, ms: number): Promise<R | typeof TIMED_OUT> {
   let timer: NodeJS.Timeout | undefined;

@@ -146,6 +146,11 @@ const ALL = Object.keys(CONSEQUENCES) as Consequence[];
 /** A departure from the chapter's conventions: safe, and a warning unless the user asks for strictness. */
 export const isConvention = (consequence: Consequence | undefined): boolean => consequence !== undefined && CONSEQUENCES[consequence].tier === "convention";
 
+const TIER_ORDER: readonly Tier[] = ["escape", "harm", "weakness", "convention"];
+
+/** Whether `one` is of a graver tier than `other` (an escape than harm, harm than a broken defence, any of them than a convention). */
+export const graverTier = (one: Consequence, other: Consequence): boolean => TIER_ORDER.indexOf(CONSEQUENCES[one].tier) < TIER_ORDER.indexOf(CONSEQUENCES[other].tier);
+
 export const ESCAPES: readonly Consequence[] = ALL.filter((consequence) => CONSEQUENCES[consequence].tier === "escape");
 
 /**
