@@ -3,8 +3,8 @@
  * class of input a drawn tree meets only when several draws combine:
  * - `optionSweep`: a link out, and the same path through it asked with each of the tool's optional
  *   arguments in turn (a check skipped behind `head`, `dryRun` or `mode` is met on its branch);
- * - `besideTheRoot`: a path out of the root into each of its twins and the outside canary
- *   (`../ws-other/…`: a `startsWith(root)` or case-folding check lets one through);
+ * - `besideTheRoot`: a path out of the root into each of its twins and the outside canary, relative
+ *   and absolute (`../ws-other/…`: a `startsWith(root)` or case-folding check lets one through);
  * - `twinAttack` (twins.ts): names and what a tool may rewrite them to, side by side;
  * - `specialFiles`: a FIFO, a socket and a character device, and links to them, as leaves a tool
  *   opens (a FIFO blocks an open until its other end is opened: a read or a write that does not
@@ -50,15 +50,21 @@ export function optionSweep(intents: readonly Intent[]): fc.Arbitrary<Attack> {
 
 /**
  * A path out of the root into the outside canary and into each twin a root's name can have
- * (root-twins.ts), as a probe names it for each intent; twins past the root's own come round again,
- * and their probes fold onto the earlier ones' calls.
+ * (root-twins.ts), relative and absolute, as a probe names it for each intent; twins past the
+ * root's own come round again, and their probes fold onto the earlier ones' calls.
  */
 export function besideTheRoot(intents: readonly Intent[]): fc.Arbitrary<Attack> {
   const areas: readonly Area[] = ["outside", ...Array.from({ length: MOST_NAMED_TWINS }, (_, index): Area => `sibling${index}`)];
   const leafOf = ({ kind }: Intent) => (kind === "existing" ? CANARY_FILE : kind === "fresh" ? "new.txt" : "");
+  // Both spellings: a tool may take only absolute paths, or resolve a relative one elsewhere.
   const beside = areas.map((area): Attack => ({
     entries: [],
-    aims: intents.map((intent) => ({ candidate: { form: "beside", area, detour: [], rest: leafOf(intent) }, ...(intent.end === undefined ? {} : { end: intent.end }) })),
+    aims: intents.flatMap((intent) =>
+      [
+        { form: "beside" as const, area, detour: [], rest: leafOf(intent) },
+        { form: "absolute" as const, area, rest: leafOf(intent) },
+      ].map((candidate) => ({ candidate, ...(intent.end === undefined ? {} : { end: intent.end }) })),
+    ),
   }));
   return allOf(beside.map((attack) => fc.constant(attack))).map(joinAttacks);
 }
