@@ -7,11 +7,11 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SURFACE_VARIANTS } from "../fixtures/surface/catalog.js";
 import { OPERATION_PROPERTIES } from "../src/kit/audit/properties/operations.js";
-import { disposeSandboxes } from "../src/kit/audit/property.js";
+import { CALLS_IN_FLIGHT, disposeSandboxes } from "../src/kit/audit/property.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { type PropertyResult, runProperty } from "../src/kit/audit/run.js";
 import { OPERATIONS, containmentId } from "../src/kit/operations/catalog.js";
-import { loadTarget, offeredTools } from "../src/kit/operations/target.js";
+import { type AuditTarget, loadTarget, offeredTools, referenceTarget } from "../src/kit/operations/target.js";
 import { cli, useScratch } from "./support/cli.js";
 import { MAPPING_FILE, SECURE, defaultRuns, missedSeeds, overMcp, property, served } from "./support/surface.js";
 
@@ -57,6 +57,34 @@ describe("shrunk counterexamples that once failed the judge, kept", () => {
     const verdict = await property("containment.move").check(fork, moved as never).then(() => undefined, (error: unknown) => error as Error & { consequence?: string });
     expect(verdict?.message).toMatch(/move \(call 1\) moved or removed the workspace itself[^]*added \S*\/outside\/new\.txt/);
     expect(verdict?.message).not.toMatch(/ENOENT/);
+  });
+
+  // @modelcontextprotocol/server-filesystem 2025.7.1, seed 2: a read waited on the FIFO only when it
+  // was asked a third time (its answer had moved with the outside), after its wave's last look for
+  // waits; the next wave found the wait, could not name a call of another wave, and threw a TypeError
+  // the report showed as the tool's hardening broken, with the reason "null".
+  it("a FIFO wait of a call asked again is the finding of the call that waited, in whichever wave it is found", async () => {
+    const reference = await referenceTarget();
+    const asked = new Map<string, number>();
+    const waitsOnThirdAsk: AuditTarget = {
+      label: "a read that waits on the FIFO when asked a third time",
+      createWorkspaceTools: (root) => {
+        const [read, ...rest] = reference.createWorkspaceTools!(root);
+        const execute = async (input: unknown) => {
+          const path = String((input as { path?: unknown }).path);
+          const count = (asked.get(path) ?? 0) + 1;
+          asked.set(path, count);
+          if (path !== "f1" || count === 1) return { content: "the same" };
+          if (count === 2) return { content: "moved" };
+          return { content: await readFile(join(root, "special-fifo"), "utf8") };
+        };
+        return [{ spec: read!.spec, execute }, ...rest];
+      },
+    };
+    const probes = Array.from({ length: CALLS_IN_FLIGHT + 1 }, (_, index) => ({ path: { form: "text", text: `f${index + 1}` }, tool: 0, variant: 0 }));
+    const value = { root: { name: "ws", spelling: "canonical" }, tree: [{ kind: "special", at: ["special-fifo"], special: "fifo" }], probes };
+    const verdict = await property("containment.read").check(waitsOnThirdAsk, value as never).then(() => undefined, (error: unknown) => error as Error);
+    expect(verdict?.message).toMatch(/^read \(call 1\) opened the FIFO \S+special-fifo to read and waited/);
   });
 });
 

@@ -228,7 +228,7 @@ function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
 async function judgeReadOnly(box: Sandbox, calls: readonly Call[], watch: CallWatch): Promise<void> {
   for (let start = 0; start < calls.length; start += CALLS_IN_FLIGHT) {
     try {
-      await judgeWave(box, calls.slice(start, start + CALLS_IN_FLIGHT), watch);
+      await judgeWave(box, calls.slice(start, start + CALLS_IN_FLIGHT), calls, watch);
     } catch (error) {
       // A wave a deadline cut is not judged; the waves before it were.
       if (!(error instanceof PastDeadline)) throw error;
@@ -237,11 +237,12 @@ async function judgeReadOnly(box: Sandbox, calls: readonly Call[], watch: CallWa
   }
 }
 
-async function judgeWave(box: Sandbox, calls: readonly Call[], watch: CallWatch): Promise<void> {
+/** One wave of a case's read-only calls (`all` of them name a wait, which a call of any wave may have made). */
+async function judgeWave(box: Sandbox, calls: readonly Call[], all: readonly Call[], watch: CallWatch): Promise<void> {
   const ask = asker(watch);
   const first = await inFlight(calls, ask);
   refuseSecrets(calls, first, "");
-  refuseWaits(calls, watch);
+  refuseWaits(all, watch);
   const restore = await box.perturbOutside();
   let second: ToolResult[];
   try {
@@ -251,9 +252,10 @@ async function judgeWave(box: Sandbox, calls: readonly Call[], watch: CallWatch)
     await restore();
   }
   refuseSecrets(calls, second, " once the outside had changed");
-  refuseWaits(calls, watch);
+  refuseWaits(all, watch);
   const moved = calls.filter((_call, position) => !sameAnswer(first[position] as ToolResult, second[position] as ToolResult));
   const again = await untranscribed(() => inFlight(moved, ask));
+  refuseWaits(all, watch);
   for (const [position, call] of moved.entries()) {
     const before = first[calls.indexOf(call)] as ToolResult;
     if (!sameAnswer(again[position] as ToolResult, before)) continue;
