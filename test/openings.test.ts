@@ -13,6 +13,8 @@ import { OPERATIONS, operation } from "../src/kit/operations/catalog.js";
 import { type Sandbox, SECRET, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { laidOut, materialize } from "../src/kit/sandbox/tree.js";
 import { releaseFifos } from "../src/kit/sandbox/fifos.js";
+import { watchCalls } from "../src/kit/audit/watch.js";
+import type { ToolResult } from "../src/gates/tool.js";
 
 const EXISTING: Intent[] = [{ kind: "existing" }];
 const EVERY_INTENT: Intent[] = [{ kind: "existing" }, { kind: "fresh" }, { kind: "directory" }];
@@ -130,6 +132,23 @@ describe("special files", () => {
     const [released] = await releaseFifos(box.root, "the notice");
     await writing;
     expect(released).toMatchObject({ read: false, written: "the writer's marker" });
+  });
+
+  // The reference served over MCP "waited" on a FIFO it never opens: every case's FIFO is one inode
+  // (sandbox.ts), and the round of a watch stopped with its case went on, taking the next case's notice.
+  it("leaves no round of a stopped watch to take the next case's notice: a stop waits for its round", async () => {
+    await materialize([{ kind: "special", at: ["p"], special: "fifo" }], box);
+    const pace = { releaseAfterMs: 150, boundMs: 15_000 };
+    const slow = (ms: number) => new Promise<ToolResult>((resolve) => setTimeout(() => resolve({ content: "" }), ms));
+    const first = watchCalls(box, pace, "");
+    const firstCall = first.ask("a call", 0, slow(400));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await first.stop();
+    const second = watchCalls(box, pace, "");
+    await second.ask("another call", 0, slow(1_200));
+    await second.stop();
+    await firstCall;
+    expect(second.waits()).toEqual([]);
   });
 
   it("finds nobody waiting on a FIFO no call opened, and opens no FIFO through a link", async () => {

@@ -52,8 +52,12 @@ export interface CallWatch {
   ask<T>(what: string, index: number, call: Promise<T>): Promise<T>;
   /** Every wait the rounds so far found. */
   waits(): Wait[];
-  /** Stops releasing; the calls still pending go on unwatched. */
-  stop(): void;
+  /**
+   * Stops releasing, once the round under way has closed its FIFOs: every case's FIFO is one inode
+   * (sandbox.ts), so a round left running would take the next case's notice. The calls still pending
+   * go on unwatched.
+   */
+  stop(): Promise<void>;
 }
 
 /** `specials` describes the case's special files, for a hang's message (empty when it has none). */
@@ -76,7 +80,10 @@ export function watchCalls(box: Sandbox, pace: CallPace, specials: string): Call
   timer.unref();
   return {
     waits: () => [...waits],
-    stop: () => clearInterval(timer),
+    async stop() {
+      clearInterval(timer);
+      await round;
+    },
     async ask(what, index, call) {
       const started = { index, started: performance.now() };
       pending.add(started);

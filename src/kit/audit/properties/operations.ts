@@ -373,7 +373,7 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
         try {
           await (operation.changes ? judgeChanging(operation, box, calls, watch) : judgeReadOnly(box, calls, watch));
         } finally {
-          watch.stop();
+          await watch.stop();
         }
       });
     },
