@@ -161,7 +161,7 @@ describe("workspace-gates audit, the command", () => {
     expect(stdout).toMatch(/^isInside\s+isInside\.posix\s+passed\s+3\s+3\s+\d+\.\ds$/m);
     expect(stdout).toMatch(/^workspacePath\s+limits\.hardlink\s+known limit\s+1\s/m);
     expect(stdout).toContain("known limits (the reference fails them too, by design: SECURITY.md): limits.hardlink");
-    expect(stdout).toMatch(/^audit: 3 passed, 0 failed, 0 skipped$/m);
+    expect(stdout).toMatch(/^audit: 3 passed, 0 failed, 0 skipped, 1 known limit$/m);
   });
 
   it("skips what a module does not export, and audits the rest", async () => {
@@ -174,6 +174,17 @@ describe("workspace-gates audit, the command", () => {
     const judged = report.results.filter((result) => result.status !== "skipped" && result.status !== "not-applicable");
     expect(judged.map((result) => result.id)).toEqual(["isInside.posix", "isInside.win32"]);
     expect(report).toMatchObject({ target: module, seed: 1, runs: 5 });
+  });
+
+  // A module of tools without read (the counterexamples' lexical surface) ended in exit 2: the pace
+  // was measured on read alone.
+  it("audits a module that offers no read tool, its pace measured on a tool it has", async () => {
+    const module = join(scratchDir.path, "only-stat.mjs");
+    const surface = join(process.cwd(), "fixtures/surface/surface.ts");
+    await writeFile(module, `import { createWorkspaceTools as all } from "${surface}";\nexport const createWorkspaceTools = (root) => all(root).filter((tool) => tool.spec.name === "stat");\n`);
+    const { code, stdout, stderr } = await cli("audit", module, "--only", "containment.stat", "--runs", "5", "--seed", "1");
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toMatch(/^workspacePath\s+containment\.stat\s+passed/m);
   });
 
   it.each([
