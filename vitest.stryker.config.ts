@@ -13,6 +13,7 @@ export const CHEAPEST_FIRST = [
   "layout",
   "docs-figures",
   "peers",
+  "advisories",
   "mutation-score",
   "cli",
   "contract-doc",

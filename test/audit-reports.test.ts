@@ -410,8 +410,9 @@ describe("a failure's consequence and threat", () => {
     expect(results.get("limits.hardlink")).toMatchObject({ threat: "a link inside the workspace", weaknesses: ["CWE-22", "CWE-200", "CWE-59"] });
   }, 60_000);
 
-  it("counts every consequence its run showed: a case shrunk to a lesser failure hides no escape", async () => {
-    // Values of 10 or more change the outside; of 5 or more break a hardening rule: the case shrinks to 5.
+  it("counts every consequence its run showed: the escape is the finding, the lesser failure beside it", async () => {
+    // Values of 10 or more change the outside; of 5 or more break a hardening rule: the case shrinks to
+    // 10, the smallest that escapes, never to 5, which only breaks the rule.
     const property: AuditProperty<number> = {
       id: "example.shrinks",
       gate: "workspacePath",
@@ -428,9 +429,11 @@ describe("a failure's consequence and threat", () => {
       },
     };
     const result = await runProperty(property, { label: "m.mjs", isInside: () => true }, { seed: 1, runs: 100 });
-    expect(result).toMatchObject({ status: "failed", counterexample: "5", consequence: "hardening broken", alsoSeen: ["outside changed"] });
+    expect(result).toMatchObject({ status: "failed", counterexample: "10", consequence: "outside changed", alsoSeen: ["hardening broken"] });
     expect(failsRun(result, { conformance: false, failOn: ESCAPES })).toBe(true);
-    expect(failsRun({ ...result, alsoSeen: ["unavailable"] }, { conformance: false, failOn: ESCAPES })).toBe(false);
+    // An escape its run showed beside the finding counts too.
+    expect(failsRun({ ...result, consequence: "hardening broken", alsoSeen: ["outside changed"] }, { conformance: false, failOn: ESCAPES })).toBe(true);
+    expect(failsRun({ ...result, consequence: "hardening broken", alsoSeen: ["unavailable"] }, { conformance: false, failOn: ESCAPES })).toBe(false);
   });
 });
 
