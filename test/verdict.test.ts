@@ -68,6 +68,30 @@ describe("the threat a failure needs", () => {
     const result = await runProperty(property, target, { seed: 1, runs: 1 });
     expect(result).toMatchObject({ status: "failed", consequence: "outside read", threat: "a link inside the workspace" });
   });
+
+  // A slow server's lesser cases took a minute past a 15 s budget.
+  it("is not judged past a time budget's deadline: the case's own threat stands, more than it may need, never less", async () => {
+    const judged: string[][] = [];
+    const property: AuditProperty<{ planted: string[] }> = {
+      id: "example.threatOnTime",
+      gate: "workspacePath",
+      kind: "guarantee",
+      title: "an example whose lesser cases the budget has no room for",
+      needs: ["isInside"],
+      consequence: "hardening broken",
+      threat: ({ planted }) => (planted.length === 0 ? "the model's input alone" : "a link inside the workspace"),
+      lesserCases: () => [{ planted: [] }],
+      arbitrary: fc.constant({ planted: ["link"] }),
+      render: ({ planted }) => planted.join(", "),
+      check: async (_target, { planted }) => {
+        judged.push(planted);
+        violation("read the outside", "outside read");
+      },
+    };
+    const result = await runProperty(property, target, { seed: 1, runs: 1, shrinkDeadlineMs: 0 });
+    expect(result).toMatchObject({ status: "failed", threat: "a link inside the workspace" });
+    expect(judged).toEqual([["link"]]);
+  });
 });
 
 describe("a departure from a convention", () => {

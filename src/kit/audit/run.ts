@@ -300,7 +300,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   const failure = async (value: T | undefined, error: unknown, path: string | null, made: Transcript | undefined): Promise<PropertyResult> => {
     const consequence = consequenceOf(error, property.consequence);
     const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
-    const threat = await threatNeeded(property, target, value, consequence, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs);
+    const until = options.shrinkDeadlineMs === undefined ? undefined : startedAt + options.shrinkDeadlineMs;
+    const threat = await threatNeeded(property, target, value, consequence, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs, until);
     await disposeSandboxes({ keepIdle: options.keepSandboxes === true });
     return {
       ...common,
@@ -331,12 +332,21 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
  * it are judged in turn (unless `timeoutMs` is undefined: the case hung, and would wait as long
  * again, or the caller stops at the first failure), and the first that still fails needed less.
  */
-async function threatNeeded<T>(property: AuditProperty<T>, target: AuditTarget, value: T | undefined, consequence: Consequence, timeoutMs: number | undefined): Promise<Threat> {
+/**
+ * What the failure needs: the least planted of its lesser cases that still fails as gravely, each
+ * judged within `timeoutMs` and, under a time budget, before `until` (a slow target's lesser cases
+ * took a minute past a 15 s budget); one the budget leaves unjudged leaves the case's own threat,
+ * which is then more than it may need, never less.
+ */
+async function threatNeeded<T>(property: AuditProperty<T>, target: AuditTarget, value: T | undefined, consequence: Consequence, timeoutMs: number | undefined, until: number | undefined): Promise<Threat> {
   // Without a counterexample (fast-check gave up on skipped cases) nothing shows more than the input.
   if (value === undefined) return "the model's input alone";
   if (timeoutMs === undefined) return property.threat(value);
   for (const lesser of property.lesserCases?.(value) ?? []) {
-    const again = await settle(withTimeout(property.check(target, lesser), timeoutMs));
+    const left = until === undefined ? timeoutMs : until - performance.now();
+    if (left <= 0) break;
+    const again = await settle(withTimeout(property.check(target, lesser), Math.min(timeoutMs, left)));
+    if (again.ok && again.value === TIMED_OUT && left < timeoutMs) break;
     // A lesser case that fails only as something less grave (a FIFO's wait, once a link is gone) does not show what the failure needs.
     const failedAs = again.ok ? (again.value === TIMED_OUT ? "unavailable" : undefined) : consequenceOf(again.error, property.consequence);
     if (failedAs !== undefined && !graverTier(consequence, failedAs)) return property.threat(lesser);
