@@ -1,14 +1,11 @@
-// `audit --mcp`: the mapping file, the server's command line, the adapter proven against the direct audit
-// (own tools and a kill-matrix fork served over MCP), exit 2 for servers that cannot be judged, no process left.
+// `audit --mcp`: the mapping file, the server's command line, exit 2 for servers that cannot be judged,
+// no process left. The adapter proven against the direct audit is a sweep (test/sweeps/mcp-parity.sweep.ts).
 import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
-import { type PropertyResult, runProperty } from "../src/kit/audit/run.js";
-import { type AuditTarget, loadTarget, referenceTarget } from "../src/kit/operations/target.js";
 import { cli } from "./support/cli.js";
 import { junitSchemaErrors, multitoolErrors } from "./support/ci-reports.js";
 import { McpServerError, commandFor, connectServer, processTree, stillRunning } from "../src/kit/mcp/client.js";
@@ -16,8 +13,6 @@ import { FILESYSTEM_SERVER_MAPPING, parseMapping, readMapping } from "../src/kit
 import { type McpAuditTarget, mcpTarget, notApplicableOverMcp } from "../src/kit/mcp/target.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
-const seed = fc.readConfigureGlobal().seed ?? Math.floor(Math.random() * 0x7fffffff);
-const FORK_SEED = 1;
 const MAPPING_FILE = "fixtures/mcp/tools-server.json";
 const served = (module: string, ...extra: string[]) => ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}", ...extra];
 
@@ -78,51 +73,6 @@ describe("properties over MCP", () => {
     for (const property of PROPERTIES) expect(rows.some((row) => named(row).includes(property.id)), property.id).toBe(true);
     const notApplicable = rows.filter((row) => row.includes("| not applicable")).flatMap(named);
     expect(notApplicable.sort()).toEqual([...notApplicableOverMcp({ ...FILESYSTEM_SERVER_MAPPING, truncation: "chapter" }).keys()].sort());
-  });
-});
-
-/** Every property over MCP and in process, with one seed and budget. */
-async function bothWays(module: string, runs: number, seed: number) {
-  const direct: AuditTarget = module === "reference" ? await referenceTarget() : await loadTarget(module);
-  const overMcp = mcpTarget(served(module), await readMapping(MAPPING_FILE));
-  const rows: { id: string; direct: PropertyResult; mcp: PropertyResult }[] = [];
-  try {
-    await overMcp.prepare();
-    for (const property of PROPERTIES) {
-      const options = { seed, runs: Math.max(1, Math.round(runs * (property.budgetScale ?? 1))), stopAtFirstFailure: true };
-      rows.push({ id: property.id, direct: await runProperty(property, direct, options), mcp: await runProperty(property, overMcp, options) });
-    }
-  } finally {
-    await overMcp.dispose();
-  }
-  expect(overMcp.serverFailure).toBeUndefined();
-  return rows;
-}
-
-describe("the adapter, proven on servers whose direct verdict is known", () => {
-  it("the package's own tools served over MCP pass every applicable guarantee, as they do in process", { timeout: 240_000 }, async () => {
-    const rows = await bothWays("reference", 15, seed);
-    const applicable = rows.filter((row) => row.mcp.status !== "not-applicable");
-    expect(applicable.map((row) => row.id).sort()).toEqual(
-      ["containment.lossyName", "containment.mkdir", "containment.read", "containment.write", "corpus.go", "fields.nulBytes", "fields.rootFromInput", "limits.hardlink", "sequences.bash", "sequences.rootSwap", "truncation.read", "conformance.truncation"].sort(),
-    );
-    for (const row of applicable) {
-      // The server adds a mkdir the module lacks: only over MCP is there one to attack.
-      const expected = row.id === "containment.mkdir" ? "passed" : row.direct.status;
-      expect(row.mcp.status, `seed ${seed}, ${row.id}: ${row.mcp.reason}\n${row.mcp.counterexample}`).toBe(expected);
-      if (row.mcp.kind !== "limit") expect(row.mcp.status).toBe("passed");
-    }
-    expect(rows.find((row) => row.id === "containment.mkdir")?.direct.status).toBe("not-applicable");
-  });
-
-  it("a kill-matrix fork served over MCP fails where the direct audit fails it", { timeout: 240_000 }, async () => {
-    // A fixed seed: at 60 runs a random one can miss the fork in process too (the catalogue's budget is
-    // 300), and then "fails where the direct audit fails it" would compare two empty lists.
-    const rows = await bothWays("fixtures/vulnerable/similar-prefix.ts", 60, FORK_SEED);
-    const failedGuarantees = (which: "direct" | "mcp") =>
-      rows.filter((row) => row.mcp.status !== "not-applicable" && row[which].kind === "guarantee" && row[which].status === "failed").map((row) => row.id);
-    expect(failedGuarantees("direct")).toContain("containment.write");
-    expect(failedGuarantees("mcp")).toEqual(failedGuarantees("direct"));
   });
 });
 

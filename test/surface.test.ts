@@ -1,7 +1,7 @@
 // The whole surface (issue 31): the secure layer of fixtures/surface has a tool for every operation of
 // the catalogue and passes every containment property, in process and served over MCP, with every tool
-// attacked; each planted bug dies at the audit's default budget at seed 1, in process and over MCP
-// (seeds 1 to 20: test/sweeps/surface.sweep.ts).
+// attacked; each planted bug dies at the audit's default budget at seed 1 in process (over MCP, and at
+// seeds 1 to 20: test/sweeps/surface.sweep.ts).
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { type PropertyResult, runProperty } from "../src/kit/audit/run.js";
 import { OPERATIONS, containmentId } from "../src/kit/operations/catalog.js";
 import { type AuditTarget, loadTarget, offeredTools, referenceTarget } from "../src/kit/operations/target.js";
 import { cli, useScratch } from "./support/cli.js";
-import { MAPPING_FILE, SECURE, defaultRuns, missedSeeds, overMcp, property, served } from "./support/surface.js";
+import { MAPPING_FILE, SECURE, defaultRuns, missedSeeds, property, served } from "./support/surface.js";
 
 const scratch = useScratch("workspace-gates-surface-test-");
 
@@ -99,15 +99,4 @@ describe("over MCP (fixtures/mcp/tools-server.ts serving the surface)", () => {
     expect(report.coverage.filter((row) => row.verdict !== "attacked").map((row) => row.tool)).toEqual([]);
     expect(report.coverage.map((row) => row.tool).sort()).toEqual(["copy", "delete", "edit", "find", "grep", "ls", "mkdir", "move", "read", "read_many", "stat", "tree", "write"]);
   });
-
-  it.each(SURFACE_VARIANTS.flatMap((variant) => variant.caughtBy.map((id) => [variant.module, id] as const)))(
-    "%s is killed by %s at the default budget, seed 1",
-    // A crash: a case that kills the server is done again on a fresh one before it counts.
-    { timeout: 120_000 },
-    async (module, id) => {
-      const { answer: missed, serverFailure } = await overMcp(`fixtures/surface/${module}.ts`, (target) => missedSeeds(target, id, [1]));
-      expect(missed, `${id} missed ${module} over MCP`).toEqual([]);
-      expect(serverFailure).toBeUndefined();
-    },
-  );
 });
