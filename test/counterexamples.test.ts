@@ -74,6 +74,8 @@ interface Replayed {
   contents: Map<string, string>[];
   /** The same calls asked again of the broken one once the outside has changed (for a rule on what an answer reveals). */
   perturbed?: Answer;
+  /** Each call's injected fault, where the setup injects one. */
+  faults: InjectedFault[];
 }
 
 /** How the failure shows again: true when the replay against the module broke the rule. */
@@ -86,10 +88,20 @@ const isNoError = (answer: Answer | undefined) => answer?.ok === true && (answer
 const acceptsInvalid: Judge = (fork, reference, broke) => isNoError(fork.answers[broke - 1]) && !isNoError(reference.answers[broke - 1]);
 const differsFromReference: Judge = (fork, reference, broke) => text(fork.answers[broke - 1]).replaceAll(/\/\S*?\/g\/g\/g\/g/g, "$BOX") !== text(reference.answers[broke - 1]).replaceAll(/\/\S*?\/g\/g\/g\/g/g, "$BOX");
 const revealsOutside: Judge = (fork, _reference, broke) => text(fork.answers[broke - 1]) !== text(fork.perturbed);
+/** The fault properties' rule: a fault a lookup met comes out of the call as that same error code. */
+const swallowsFault: Judge = (fork, _reference, broke) => {
+  const [fault, answer] = [fork.faults[broke - 1], fork.answers[broke - 1]];
+  return fault?.fired === true && (answer?.ok !== false || (answer.error as NodeJS.ErrnoException).code !== fault.code);
+};
 const destroysInside: Judge = (fork) => {
   const [before, after] = [fork.contents.at(-2) ?? new Map(), fork.contents.at(-1) ?? new Map()];
   return [...before.values()].some((content) => ![...after.values()].includes(content));
 };
+/** A rule whose breach shows as any of several consequences: the audit reports the gravest one it met. */
+const either =
+  (...judges: Judge[]): Judge =>
+  (fork, reference, broke) =>
+    judges.some((judge) => judge(fork, reference, broke));
 
 interface Case {
   id: string;
@@ -101,20 +113,32 @@ interface Case {
   prepare?: (box: Sandbox, setup: readonly string[], makeTools: () => void) => Promise<void>;
 }
 
+/** A fault a setup line injects: the `fsApi` to pass, the code it throws, and whether a lookup met it. */
+interface InjectedFault {
+  fsApi: unknown;
+  code: string;
+  fired: boolean;
+}
+
 /** `fsApi of call N: node:fs/promises, but its Kth lstat fails with CODE`, as a fault the test builds itself. */
-function faultyFsApis(setup: readonly string[]): unknown[] {
+function faultyFsApis(setup: readonly string[]): InjectedFault[] {
   return setup.flatMap((line) => {
     const fault = /^fsApi of call \d+: node:fs\/promises, but its (\d+)\w\w (lstat|realpath) fails with (\w+)$/.exec(line);
     if (fault === null) return [];
-    const [, nth, operation, code] = fault;
+    const [, nth, operation, code = ""] = fault;
     let calls = 0;
+    const injected: InjectedFault = { fsApi: undefined, code, fired: false };
     const failing =
       (name: string, real: (path: string) => Promise<unknown>) =>
       async (path: string): Promise<unknown> => {
-        if (name === operation && ++calls === Number(nth)) throw Object.assign(new Error(`${code}: injected, ${name} '${path}'`), { code });
+        if (name === operation && ++calls === Number(nth)) {
+          injected.fired = true;
+          throw Object.assign(new Error(`${code}: injected, ${name} '${path}'`), { code });
+        }
         return real(path);
       };
-    return [{ lstat: failing("lstat", lstat), realpath: failing("realpath", realpath) }];
+    injected.fsApi = { lstat: failing("lstat", lstat), realpath: failing("realpath", realpath) };
+    return [injected];
   });
 }
 
@@ -126,7 +150,7 @@ const CASES: Case[] = [
   { id: "isInside.win32", module: "fixtures/vulnerable/similar-prefix.ts", judge: differsFromReference },
   { id: "containment.workspacePath", module: "fixtures/vulnerable/raw-candidate.ts", judge: differsFromReference },
   { id: "precision.workspacePath", module: "fixtures/vulnerable/similar-prefix.ts", judge: differsFromReference },
-  { id: "faults.workspacePath", module: "fixtures/vulnerable/fail-open-errors.ts", judge: differsFromReference },
+  { id: "faults.workspacePath", module: "fixtures/vulnerable/fail-open-errors.ts", judge: swallowsFault },
   { id: "faults.tools", module: "fixtures/vulnerable/fail-open-errors.ts", judge: differsFromReference },
   { id: "containment.read", module: "fixtures/vulnerable/similar-prefix.ts", judge: leaksSecret },
   { id: "containment.write", module: "fixtures/vulnerable/similar-prefix.ts", judge: changesOutside },
@@ -134,12 +158,12 @@ const CASES: Case[] = [
   { id: "containment.edit", module: "fixtures/surface/edit-unchecked-temporary.ts", judge: changesOutside, keeper: SECURE_SURFACE },
   { id: "containment.list", module: "fixtures/surface/ls-stats-through-links.ts", judge: revealsOutside, keeper: SECURE_SURFACE },
   { id: "containment.search", module: "fixtures/surface/find-follows-links.ts", judge: revealsOutside, keeper: SECURE_SURFACE },
-  { id: "containment.move", module: "fixtures/surface/move-destination-unchecked.ts", judge: destroysInside, keeper: SECURE_SURFACE },
+  { id: "containment.move", module: "fixtures/surface/move-destination-unchecked.ts", judge: either(changesOutside, destroysInside), keeper: SECURE_SURFACE },
   ...["mkdir", "tree", "grep", "stat", "copy", "delete"].map((operation) => ({
     id: `containment.${operation}`,
     module: "lexical-surface.mjs",
     keeper: SECURE_SURFACE,
-    judge: ((fork, reference, broke) => changesOutside(fork, reference, broke) || leaksSecret(fork, reference, broke) || revealsOutside(fork, reference, broke)) as Judge,
+    judge: either(changesOutside, leaksSecret, revealsOutside),
   })),
   {
     id: "containment.lossyName",
@@ -157,14 +181,14 @@ const CASES: Case[] = [
   {
     id: "sequences.rootSwap",
     module: "fixtures/vulnerable/root-swapped.ts",
-    judge: leaksSecret,
+    judge: either(leaksSecret, changesOutside),
     async prepare(box, setup, makeTools) {
       // Shell words as printed, $BOX given as the sandbox's directory.
       const line = (prefix: RegExp) => setup.map((found) => prefix.exec(found)?.[1]).find((found) => found !== undefined) ?? "false";
       const sh = (words: string) => execFileSync("sh", ["-c", words], { env: { ...process.env, BOX: dirname(box.outside) } });
-      sh(line(/^(mkdir \S+) /));
+      sh(line(/^(mkdir .*?); the tools are made on /));
       makeTools();
-      sh(line(/then, before the first call: (.*)$/));
+      sh(line(/then, before their first call: (.*)$/));
     },
   },
   { id: "truncation.read", module: "fixtures/vulnerable/silent-truncation.ts", judge: differsFromReference },
@@ -222,7 +246,7 @@ async function replay(module: string, result: JsonResult, shown: ReturnType<type
       for (const tool of evaluate(shown.tools as string) as { spec: { name: string } }[]) scope[tool.spec.name] = tool;
     };
     const faults = faultyFsApis(shown.setup);
-    scope.fsApi = faults[0];
+    scope.fsApi = faults[0]?.fsApi;
     if (prepare !== undefined) await prepare(box, shown.setup, makeTools);
     else if (shown.tools !== undefined) makeTools();
     const answers: Answer[] = [];
@@ -235,7 +259,7 @@ async function replay(module: string, result: JsonResult, shown: ReturnType<type
       }
     };
     for (const [index, call] of shown.calls.entries()) {
-      scope.fsApi = faults[index];
+      scope.fsApi = faults[index]?.fsApi;
       if (faults.length > 0 && shown.tools !== undefined) makeTools();
       contents.push(await filesIn(box.root));
       answers.push(await settle(call));
@@ -248,7 +272,7 @@ async function replay(module: string, result: JsonResult, shown: ReturnType<type
       perturbed = await settle(shown.calls[(shown.broke ?? shown.calls.length) - 1] as string);
       await restore();
     }
-    return { answers, changes, contents, ...(perturbed === undefined ? {} : { perturbed }) };
+    return { answers, changes, contents, faults, ...(perturbed === undefined ? {} : { perturbed }) };
   } finally {
     await box.dispose();
   }
@@ -389,7 +413,7 @@ describe("a long value", () => {
     const broke = result.case?.broke as number;
     const call = result.case?.calls[broke - 1]?.call ?? "";
     // Shrunk to a path of some four thousand characters, written as the piece it repeats.
-    expect(call).toMatch(/^read\.execute\(\{"path":"[^"]{1,8}"\.repeat\(\d+\)( \+ "[^"]*")?\}\)$/);
+    expect(call).toMatch(/^read\.execute\(\{"path":("[^"]*" \+ )?"[^"]{1,8}"\.repeat\(\d+\)( \+ "[^"]*")?\}\)$/);
     const path = (new Function(`return (${call.slice("read.execute(".length, -1)}).path;`) as () => string)();
     expect(path.length).toBeGreaterThan(1000);
     expect(stdout).toContain(`\n        ${broke}. ${call}\n`);
