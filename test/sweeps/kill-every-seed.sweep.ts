@@ -1,7 +1,7 @@
-// The enumerated classes of issue 16 (and the variants only containment.write catches) die at the
-// audit's default budget for every seed from 1 to 20, not only at the kill matrix's seed: each
-// catalogue row marked `everySeed` is run against each of its catching properties, seeds 1..20, with
-// the runs `workspace-gates audit` gives it by default.
+// The enumerated classes of issue 16, the variants only containment.write catches, and the forks issue
+// 46 found dying only at some seeds, die at the audit's default budget for every seed from 1 to 20, not
+// only at the kill matrix's seed: each catalogue row marked `everySeed` is run against each of its
+// catching properties, seeds 1..20, with the runs `workspace-gates audit` gives it by default.
 import { describe, expect, it } from "vitest";
 import { VULNERABLE_VARIANTS } from "../../fixtures/vulnerable/catalog.js";
 import { DEFAULT_RUNS } from "../../src/kit/audit/command.js";
@@ -20,11 +20,12 @@ const property = (id: string) => {
 describe("each enumerated class dies at the default budget for every seed 1..20", () => {
   const rows = VULNERABLE_VARIANTS.filter((variant) => variant.everySeed === true);
 
-  it("covers the classes issue 16 names, the variants only containment.write catches, and the official server's twin", () => {
+  it("covers the classes issue 16 names, the variants only containment.write catches, the official server's twin, and the forks issue 46 found dying only at lucky seeds", () => {
     const issue16 = ["array-input", "bash-no-max-buffer", "bash-no-output-cut", "bash-no-timeout", "case-insensitive", "coerced-field", "lossy-name", "root-as-given", "root-swapped"];
     const onlyWrite = VULNERABLE_VARIANTS.filter((variant) => variant.caughtBy.join() === "containment.write").map((variant) => variant.module);
     expect(onlyWrite).toEqual(["truncate-before-check", "mkdir-before-check"]);
-    expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed"].sort());
+    const lucky = ["bash-in-root-as-given", "decoded-after-check"];
+    expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed", ...lucky].sort());
   });
 
   it.each(rows.flatMap((row) => row.caughtBy.map((id) => [row.module, id] as const)))(
