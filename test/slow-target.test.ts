@@ -3,15 +3,57 @@
 // slow the target is and what budget would do; a slow target with an escape still fails. The target
 // is the test MCP server with every call delayed, one at a time (fixtures/mcp/tools-server.ts
 // `--delay`), as a server doing slow work before each answer is.
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_RUNS } from "../src/kit/audit/command.js";
+import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
 import { cli, useScratch } from "./support/cli.js";
 
 const scratch = useScratch("workspace-gates-slow-test-");
 const DELAY_MS = 150;
 const slowly = (module: string) => ["--mcp", "--mapping", "fixtures/mcp/tools-server.json", "--", "node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}", "--delay", String(DELAY_MS)];
+
+/**
+ * The reference with every call 20 ms slower, and its first call on a real name (after the pace is
+ * measured) `COLD_MS` slower still, as a server that warms a cache or compiles a code path on first
+ * use: a cold first run, priced at ten times itself, outlasts the slow shares; the runs after it fit.
+ */
+const COLD_MS = 3_000;
+const COLD_START = `
+import { createWorkspaceTools as reference } from ${JSON.stringify(resolve("src/index.ts"))};
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+let cold = true;
+export const createWorkspaceTools = (root) =>
+  reference(root).map((tool) => ({
+    spec: tool.spec,
+    async execute(input, signal) {
+      if (cold && !String(input?.path).startsWith("no-such-file-measures")) {
+        cold = false;
+        await sleep(${COLD_MS});
+      }
+      await sleep(20);
+      return tool.execute(input, signal);
+    },
+  }));
+`;
+
+describe("a target whose first run is cold", () => {
+  // Regression: one cold run priced the floor at its own cost times the floor's runs, so a lesson's fix,
+  // installed, ended "too slow to judge" (exit 2) while its runs took a fifth of a second each; and a
+  // floor whose every run had been judged was still called short of itself.
+  it("is priced by the runs its share ran, and runs the rest of its floor to a verdict (exit 0)", { timeout: 60_000 }, async () => {
+    await writeFile(join(scratch.path, "cold-start.mjs"), COLD_START);
+    const json = join(scratch.path, "cold.json");
+    const { code, stdout, stderr } = await cli(["audit", join(scratch.path, "cold-start.mjs"), "--only", "containment.read", "--time", "6", "--seed", "1", "--json", json]);
+    expect(code, stdout + stderr).toBe(0);
+    const [read] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
+    const floor = Math.round(DEFAULT_RUNS * (PROPERTIES.find((property) => property.id === "containment.read")?.budgetScale ?? 1));
+    expect(read).toMatchObject({ id: "containment.read", status: "passed" });
+    expect(read?.runs).toBeGreaterThanOrEqual(floor);
+  });
+});
 
 describe("a target too slow for its budget", () => {
   it("ends without a verdict (exit 2), naming its pace, what ran short and the budget that would run every floor", { timeout: 180_000 }, async () => {

@@ -373,8 +373,9 @@ export const SLOW_FACTOR = 4;
  * stream, while time is left. Every run of a block goes to its end: none is abandoned to go on beside
  * the next property. On a target too slow for its floor (the first run alone outlasts the share, or
  * the floor would outlast `SLOW_FACTOR` shares), the property runs what fits in its share, the cases
- * cut at its end, and says so (`shortOfFloor`, with about how long the floor would take): the verdict
- * then cannot be green. A failure shrinks until the share is spent (but for its first
+ * cut at its end; when the runs done price the rest of the floor within `SLOW_FACTOR` shares (the first
+ * run was only cold), the rest is run, else it says so (`shortOfFloor`, with about how long the floor
+ * would take): the verdict then cannot be green. A failure shrinks until the share is spent (but for its first
  * `SHRINK_FLOOR_CANDIDATES`), so a property that fails over a slow target does not take the others'
  * time to shrink. A departure from a convention does not stop the blocks: it stays the result unless
  * a later block finds worse.
@@ -412,7 +413,12 @@ async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarg
     const leftMs = slowShareMs - result.timeMs;
     if (result.cutShort !== true && leftMs > 0 && floor.runs > 1)
       result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: leftMs, caseDeadlineMs: leftMs, interruptAfterMs: leftMs });
-    return short(result, floor.runs);
+    // A first run pays for what the later ones find ready (a cache warmed, code compiled): the runs the
+    // share ran price the rest of the floor better, and when it fits in the slow shares it is run.
+    const restMs = slowShareMs * SLOW_FACTOR - result.timeMs;
+    if (searchesOn(result) && wholeRuns(result) && result.runs < floor.runs && estimatedRunMs(result) * (floor.runs - result.runs) <= restMs)
+      result = await andThen({ runs: floor.runs - result.runs, firstRun: first + result.runs, shrinkDeadlineMs: restMs, caseDeadlineMs: restMs, interruptAfterMs: restMs });
+    return searchesOn(result) && wholeRuns(result) && result.runs >= floor.runs ? withoutCut(result) : short(result, floor.runs);
   }
   if (floor.runs > 1) result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: timeLimitMs - result.timeMs });
   let next = first + floor.runs;
@@ -435,6 +441,14 @@ function searchesOn(result: PropertyResult): boolean {
 function estimatedRunMs(result: PropertyResult): number {
   const judgedShare = result.cases === 0 ? 1 : result.cases / (result.cases + (result.unjudged ?? 0));
   return result.timeMs / Math.max(1, result.runs) / judgedShare;
+}
+
+/** Whether every case of a result's runs was judged (a deadline may still have kept later runs from starting). */
+const wholeRuns = (result: PropertyResult) => (result.unjudged ?? 0) === 0;
+
+/** A result whose runs reached their floor, every case judged: a deadline that stopped later runs cut nothing a verdict needs. */
+function withoutCut({ cutShort: _, ...whole }: PropertyResult): PropertyResult {
+  return whole;
 }
 
 /** Whether either part was cut short, with the cases both left unjudged. */
