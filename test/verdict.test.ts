@@ -147,7 +147,7 @@ describe("the default verdict and --strict", () => {
     const plain = await cli(dotdot);
     expect(plain.code, plain.stdout).toBe(0);
     expect(plain.stdout).toMatch(/^isInside\s+isInside\.posix\s+warning\s/m);
-    expect(plain.stdout).toContain("warnings, which do not fail the run (the chapter's conventions, departed from with no harm seen; --strict fails on them): isInside.posix (convention differs)\n");
+    expect(plain.stdout).toContain("warnings, which do not fail the run (the reference's conventions, departed from with no harm seen; --strict fails on them): isInside.posix (convention differs)\n");
     const strict = await cli([...dotdot, "--strict"]);
     expect(strict.code, strict.stdout).toBe(1);
     expect(strict.stdout).toMatch(/^isInside\s+isInside\.posix\s+FAILED\s/m);

@@ -3,7 +3,7 @@
  * (test/support/action-runner.ts): the action builds the package from a checkout of this repository,
  * packs it, installs the tarball and runs its bin in a user's repository. A fork with a planted
  * escape fails the job (exit 1) with a SARIF result located at the module for every finding; a correct
- * module written otherwise passes (exit 0), its departures from the chapter's conventions listed as
+ * module written otherwise passes (exit 0), its departures from the reference's conventions listed as
  * warnings. The action's YAML and both workflows pass @action-validator/core's schema checks.
  * .ci/run runs it (`npm run test:installed`); it needs the npm registry, for npm ci and the install.
  */
@@ -107,7 +107,8 @@ describe("the action's YAML and the README's workflows", () => {
 
 describe("the README's workflow for a tools module, run as a runner runs it", () => {
   it("fails the job on a fork with a planted escape (exit 1): SARIF located at the module for every result, uploaded, outputs set", async () => {
-    const job = await runModuleWorkflow(await forkWithEscape());
+    const fork = await forkWithEscape();
+    const job = await runModuleWorkflow(fork);
     expect(job.failed, job.log).toEqual({ step: "Verdict", code: 1 });
     const outputs = Object.values(job.actionOutputs)[0] ?? {};
     expect(outputs).toMatchObject({ verdict: "failed", "exit-code": "1" });
@@ -117,7 +118,15 @@ describe("the README's workflow for a tools module, run as a runner runs it", ()
     const sarif = await sarifOf(join(runner.workspace, "workspace-gates.sarif"));
     const results = sarif.runs[0]?.results ?? [];
     expect(results.length).toBeGreaterThan(0);
-    for (const result of results) expect(result.locations?.[0]?.physicalLocation, result.ruleId).toMatchObject({ artifactLocation: { uri: MODULE }, region: { startLine: 1 } });
+    // Each result at the export it is about: the planted isInside's own line for its rules.
+    const lineOf = (name: string) => fork.split("\n").findIndex((line) => new RegExp(`^export (async )?(function|const) ${name}\\b`).test(line)) + 1;
+    const exportLines = ["isInside", "workspacePath", "createWorkspaceTools"].map(lineOf).filter((line) => line > 0);
+    for (const result of results) {
+      const at = result.locations?.[0]?.physicalLocation;
+      expect(at?.artifactLocation, result.ruleId).toEqual({ uri: MODULE });
+      expect(exportLines, result.ruleId).toContain(at?.region?.startLine);
+      if (result.ruleId?.startsWith("isInside.")) expect(at?.region?.startLine).toBe(lineOf("isInside"));
+    }
     const [upload] = job.used.filter((used) => used.uses.startsWith("github/codeql-action/upload-sarif@"));
     expect(upload?.with).toMatchObject({ category: "workspace-gates" });
     expect((await sarifOf(upload?.with.sarif_file as string)).runs[0]?.results.map((result) => result.ruleId)).toEqual(results.map((result) => result.ruleId));
@@ -131,7 +140,7 @@ describe("the README's workflow for a tools module, run as a runner runs it", ()
     const outputs = Object.values(job.actionOutputs)[0] ?? {};
     expect(outputs).toMatchObject({ verdict: "passed", "exit-code": "0", failed: "0" });
     expect(Number(outputs.warnings)).toBeGreaterThan(0);
-    expect(job.log).toMatch(/^warnings, which do not fail the run \(the chapter's conventions, departed from with no harm seen; --strict fails on them\): .*bashLimits\.output \(convention differs\)/m);
+    expect(job.log).toMatch(/^warnings, which do not fail the run \(the reference's conventions, departed from with no harm seen; --strict fails on them\): .*bashLimits\.output \(convention differs\)/m);
     // The action installs memfs, an optional peer: nothing is left unchecked for want of it.
     expect(job.log).not.toMatch(/^not checked: /m);
     const results = (await sarifOf(join(runner.workspace, "workspace-gates.sarif"))).runs[0]?.results ?? [];

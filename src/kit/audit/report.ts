@@ -410,7 +410,7 @@ export function findingsLine(summary: Pick<Summary, "byConsequence">): string | 
 /** Why a guarantee's failure is only a warning: the default rule's conventions, or what `--fail-on` left out. */
 function warningsBecause(rule: VerdictRule): string {
   const byDefault = rule.failOn.length === DEFAULT_FAIL_ON.length && DEFAULT_FAIL_ON.every((consequence) => rule.failOn.includes(consequence));
-  return byDefault ? "the chapter's conventions, departed from with no harm seen; --strict fails on them" : `--fail-on ${rule.failOn.join(",")} leaves out their consequences`;
+  return byDefault ? "the reference's conventions, departed from with no harm seen; --strict fails on them" : `--fail-on ${rule.failOn.join(",")} leaves out their consequences`;
 }
 
 /** What every entry of the suppressions file did, so that a run never sets a finding aside unsaid. */
