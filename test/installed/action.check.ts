@@ -118,14 +118,15 @@ describe("the README's workflow for a tools module, run as a runner runs it", ()
     const sarif = await sarifOf(join(runner.workspace, "workspace-gates.sarif"));
     const results = sarif.runs[0]?.results ?? [];
     expect(results.length).toBeGreaterThan(0);
-    // Each result at the export it is about: the planted isInside's own line for its rules.
-    const lineOf = (name: string) => fork.split("\n").findIndex((line) => new RegExp(`^export (async )?(function|const) ${name}\\b`).test(line)) + 1;
-    const exportLines = ["isInside", "workspacePath", "createWorkspaceTools"].map(lineOf).filter((line) => line > 0);
+    // Each result at what it is about: an export's line, or the line that names the tool its call broke.
+    const lines = fork.split("\n");
+    const lineOf = (name: string) => lines.findIndex((line) => line.startsWith(`export function ${name}(`)) + 1;
     for (const result of results) {
       const at = result.locations?.[0]?.physicalLocation;
       expect(at?.artifactLocation, result.ruleId).toEqual({ uri: MODULE });
-      expect(exportLines, result.ruleId).toContain(at?.region?.startLine);
-      if (result.ruleId?.startsWith("isInside.")) expect(at?.region?.startLine).toBe(lineOf("isInside"));
+      const named = lines[(at?.region?.startLine ?? 0) - 1] ?? "";
+      expect(named, result.ruleId).toMatch(/^export (async )?function (isInside|workspacePath|createWorkspaceTools)\(|"(read|write|bash)"/);
+      if (result.ruleId.startsWith("isInside.")) expect(at?.region?.startLine, result.ruleId).toBe(lineOf("isInside"));
     }
     const [upload] = job.used.filter((used) => used.uses.startsWith("github/codeql-action/upload-sarif@"));
     expect(upload?.with).toMatchObject({ category: "workspace-gates" });
