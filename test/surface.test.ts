@@ -3,12 +3,14 @@
 // attacked; each planted bug dies at the audit's default budget at seed 1 in process (over MCP, and at
 // seeds 1 to 20: test/sweeps/surface.sweep.ts).
 import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SURFACE_VARIANTS } from "../fixtures/surface/catalog.js";
 import { OPERATION_PROPERTIES } from "../src/kit/audit/properties/operations.js";
 import { CALLS_IN_FLIGHT, disposeSandboxes } from "../src/kit/audit/property.js";
 import type { JsonReport } from "../src/kit/audit/report.js";
+import { SECRET } from "../src/kit/sandbox/sandbox.js";
 import { type PropertyResult, runProperty } from "../src/kit/audit/run.js";
 import { OPERATIONS, containmentId } from "../src/kit/operations/catalog.js";
 import { type AuditTarget, loadTarget, offeredTools, referenceTarget } from "../src/kit/operations/target.js";
@@ -85,6 +87,25 @@ describe("shrunk counterexamples that once failed the judge, kept", () => {
     const value = { root: { name: "ws", spelling: "canonical" }, tree: [{ kind: "special", at: ["special-fifo"], special: "fifo" }], probes };
     const verdict = await property("containment.read").check(waitsOnThirdAsk, value as never).then(() => undefined, (error: unknown) => error as Error);
     expect(verdict?.message).toMatch(/^read \(call 1\) opened the FIFO \S+special-fifo to read and waited/);
+  });
+
+  // @wonderwhy-er/desktop-commander 0.2.52 (docs/peers.md): the quoted answer was cut at 200 characters
+  // in the middle of the sandbox's path, which was then no longer recognised and written `$BOX`, so the
+  // published reason held the machine's temp path.
+  it("a quoted answer cut short names the sandbox $BOX, even where the cut falls inside its path", async () => {
+    const reference = await referenceTarget();
+    const leaks: AuditTarget = {
+      label: "a read that answers the secret, then the workspace's own path",
+      createWorkspaceTools: (root) => {
+        const [read, ...rest] = reference.createWorkspaceTools!(root);
+        const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(" ");
+        return [{ spec: read!.spec, execute: async () => ({ content: `${SECRET} ${words(40)} ${root}/x ${words(40)}` }) }, ...rest];
+      },
+    };
+    const value = { root: { name: "ws", spelling: "canonical" }, tree: [], probes: [{ path: { form: "text", text: "x" }, tool: 0, variant: 0 }] };
+    const verdict = await property("containment.read").check(leaks, value as never).then(() => undefined, (error: unknown) => error as Error);
+    expect(verdict?.message).toMatch(/^read \(call 1\) returned content from outside: "CANARY[^"]* w39 \$BOX\/ws\/x w0 [^"]*"… \(\d+ characters\)$/);
+    expect(verdict?.message).not.toContain(tmpdir());
   });
 });
 

@@ -172,19 +172,22 @@ function callName(call: Call): string {
   return `${call.tool.name} (call ${call.index + 1}${option === undefined ? "" : `, with ${option.name}`})`;
 }
 
-/** An answer as a reason quotes it: its content escaped and folded, at most 200 characters of it. */
-const shown = (result: ToolResult) => {
-  const content = String(result.content);
+/**
+ * An answer as a reason quotes it: its content escaped and folded, at most 200 characters of it, the
+ * sandbox's path written `$BOX` before the cut (a path cut in two is never recognised afterwards).
+ */
+const shown = (box: Sandbox, result: ToolResult) => {
+  const content = portable(box, String(result.content));
   return content.length > 200 ? `${showValue(content.slice(0, 200))}… (${content.length} characters)` : showValue(content);
 };
 
 /** What a reader compares of two answers: the content, and the error flag when it is set. */
 const answerText = (result: ToolResult) => `${String(result.content)}${result.isError === true ? "\n(isError)" : ""}`;
 
-function refuseSecrets(calls: readonly Call[], answers: readonly ToolResult[], world: string): void {
+function refuseSecrets(box: Sandbox, calls: readonly Call[], answers: readonly ToolResult[], world: string): void {
   for (const [position, answer] of answers.entries()) {
     const call = calls[position] as Call;
-    if (String(answer.content).includes(SECRET)) violation(`${callName(call)} returned content from outside${world}: ${shown(answer)}`, "secretInAnswer", call.index);
+    if (String(answer.content).includes(SECRET)) violation(`${callName(call)} returned content from outside${world}: ${shown(box, answer)}`, "secretInAnswer", call.index);
   }
 }
 
@@ -241,7 +244,7 @@ async function judgeReadOnly(box: Sandbox, calls: readonly Call[], watch: CallWa
 async function judgeWave(box: Sandbox, calls: readonly Call[], all: readonly Call[], watch: CallWatch): Promise<void> {
   const ask = asker(watch);
   const first = await inFlight(calls, ask);
-  refuseSecrets(calls, first, "");
+  refuseSecrets(box, calls, first, "");
   refuseWaits(all, watch);
   const restore = await box.perturbOutside();
   let second: ToolResult[];
@@ -251,7 +254,7 @@ async function judgeWave(box: Sandbox, calls: readonly Call[], all: readonly Cal
   } finally {
     await restore();
   }
-  refuseSecrets(calls, second, " once the outside had changed");
+  refuseSecrets(box, calls, second, " once the outside had changed");
   refuseWaits(all, watch);
   const moved = calls.filter((_call, position) => !sameAnswer(first[position] as ToolResult, second[position] as ToolResult));
   const again = await untranscribed(() => inFlight(moved, ask));
@@ -298,12 +301,12 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
       break;
     }
     const { answer } = asked;
-    refuseSecrets([call], [answer], "");
+    refuseSecrets(box, [call], [answer], "");
     refuseWaits(calls, watch);
     // A call that takes the workspace itself away leaves nothing to walk: what it did is the finding.
     if (!lstatSync(box.root, { throwIfNoEntry: false })?.isDirectory()) {
       const outside = await box.canaryChanges();
-      const removed = `${callName(call)} moved or removed the workspace itself (its answer: ${shown(answer)})`;
+      const removed = `${callName(call)} moved or removed the workspace itself (its answer: ${shown(box, answer)})`;
       if (outside.length > 0) violation(`${removed}, and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
       violation(removed, "insideDestroyed", call.index);
     }
@@ -315,15 +318,15 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
       if (!direct && findFile(box.root, (content) => content.includes(marker)) === undefined) {
         // What the call did is named as seen: a change outside, or nothing found anywhere.
         const outside = await box.canaryChanges();
-        if (outside.length > 0) violation(`${callName(call)} reported success (${shown(answer)}) and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
-        violation(`${callName(call)} reported success (${shown(answer)}) but what it wrote is neither in a file inside the workspace nor outside it`, "falseSuccess", call.index);
+        if (outside.length > 0) violation(`${callName(call)} reported success (${shown(box, answer)}) and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
+        violation(`${callName(call)} reported success (${shown(box, answer)}) but what it wrote is neither in a file inside the workspace nor outside it`, "falseSuccess", call.index);
       }
     }
     if (before !== undefined) {
       const after = fileContents(box.root);
       contents = after;
       const lost = [...before].filter(([content, count]) => (after.get(content) ?? 0) < count).map(([content]) => JSON.stringify(content.slice(0, 80)));
-      if (lost.length > 0) violation(`${callName(call)} destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(answer)})`, "insideDestroyed", call.index);
+      if (lost.length > 0) violation(`${callName(call)} destroyed what a file inside held: ${lost.join(", ")} (its answer: ${shown(box, answer)})`, "insideDestroyed", call.index);
     }
   }
   if (operation.oracles.includes("secretImported")) {
