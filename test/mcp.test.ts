@@ -11,6 +11,7 @@ import { junitSchemaErrors, multitoolErrors } from "./support/ci-reports.js";
 import { McpServerError, commandFor, connectServer, processTree, stillRunning } from "../src/kit/mcp/client.js";
 import { FILESYSTEM_SERVER_MAPPING, parseMapping, readMapping } from "../src/kit/mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, notApplicableOverMcp } from "../src/kit/mcp/target.js";
+import { TargetStopped } from "../src/kit/operations/target.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 
 const MAPPING_FILE = "fixtures/mcp/tools-server.json";
@@ -218,6 +219,25 @@ describeNeeding(LINUX_PROCFS, "a server's processes", () => {
       const gone = join(scratch, "never-made", "ws");
       const outcome = await Promise.race([target.start(gone).then(() => "started", (error: unknown) => error), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 20_000))]);
       expect(outcome).toBeInstanceOf(McpServerError);
+    } finally {
+      await target.dispose();
+    }
+  });
+
+  // @modelcontextprotocol/server-filesystem 2025.7.1, seed 2 (npm run advisories): a case's root was
+  // gone when its server had to be started anew, the server exits at start on a directory it cannot
+  // stat, and the audit ended without a verdict, blaming the server.
+  it("answer a call on a root a case took away with an error, and keep the verdict standing", { timeout: 60_000 }, async () => {
+    const target: McpAuditTarget = mcpTarget(served("reference", "--exit-after", "1"), await readMapping(MAPPING_FILE));
+    try {
+      const root = await realpath(await mkdtemp(join(scratch, "taken-")));
+      const [read] = target.createWorkspaceTools?.(root) ?? [];
+      const ask = () => Promise.resolve(read?.execute({ path: "x.txt" })).then((answer) => answer, (error: unknown) => error);
+      expect(await ask()).toMatchObject({ isError: true });
+      expect(await ask(), "the server's second call ends it").toBeInstanceOf(TargetStopped);
+      await rm(root, { recursive: true });
+      expect(await ask()).toMatchObject({ content: expect.stringMatching(/^the MCP server cannot start on \S+: it is no longer a directory$/), isError: true });
+      expect(target.serverFailure).toBeUndefined();
     } finally {
       await target.dispose();
     }

@@ -15,10 +15,12 @@
  * closes them all. Properties that cannot apply to a process (`isInside` and `workspacePath` are not
  * exported, fs faults cannot be injected, inputs JSON cannot carry, the chapter's messages and, unless
  * the mapping says so, its truncation) are listed in `notApplicable` with the reason. A server that
- * cannot be started again during the audit is kept in `serverFailure`, and the audit cannot end green.
+ * cannot be started again during the audit is kept in `serverFailure`, and the audit cannot end green,
+ * unless its root was not a directory then (`RootGone`): the call answers an error, as in process.
  * Does not promise: to send a path the way every agent would; the mapping says how (absolute paths
  * are the root and the candidate joined by "/", never normalized, so the server meets `..` itself).
  */
+import { statSync } from "node:fs";
 import { access, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
@@ -56,6 +58,13 @@ export function callTimeoutFor(latencyMs: number | undefined): number {
 const MOST_CALL_TIMEOUT_MS = 120_000;
 
 const NO_EXPORT = "a server process exports no";
+
+/**
+ * A server that could not start because its root was not a directory then: a case took the root away
+ * (moved, removed, swapped for a link to nothing), and a server that checks its root at start exits.
+ * Not the server's own trouble: the call fails, and the verdict still stands.
+ */
+class RootGone extends McpServerError {}
 
 /** Servers started ahead at once: the case under way needs the machine's cores too. */
 const WARM_AT_ONCE = 2;
@@ -144,6 +153,9 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
       const began = performance.now();
       try {
         return await connectServer(words, root);
+      } catch (error) {
+        if (statSync(root, { throwIfNoEntry: false })?.isDirectory() !== true) throw new RootGone(`the MCP server cannot start on ${root}: it is no longer a directory`);
+        throw error;
       } finally {
         starts.count += 1;
         starts.ms += performance.now() - began;
@@ -151,7 +163,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     });
     servers.set(root, server);
     server.catch((error: unknown) => {
-      if (ahead) {
+      if (ahead || error instanceof RootGone) {
         if (servers.get(root) === server) servers.delete(root);
       } else {
         // A server that cannot be started for a case leaves nothing to judge by: no verdict stands.
@@ -178,7 +190,15 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
   const call = async (root: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> => {
     recordCall(tool);
     transcribe({ via: "mcp", name: tool, args: [args] });
-    const { entry, connection } = await serverFor(root);
+    let served: Awaited<ReturnType<typeof serverFor>>;
+    try {
+      served = await serverFor(root);
+    } catch (error) {
+      // As a tool in process fails on a root that is gone, the call fails; what took the root away is the case's judge's to see.
+      if (error instanceof RootGone) return { content: error.message, isError: true };
+      throw error;
+    }
+    const { entry, connection } = served;
     try {
       const answer = await connection.call(tool, args, callTimeoutFor(target.latencyMs));
       return { content: answer.text, isError: answer.isError || errorText?.test(answer.text) === true };
