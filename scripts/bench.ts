@@ -451,6 +451,16 @@ const ONE_PROBE_PER_TREE = new Map<string, fc.Arbitrary<unknown>>([
   [faultsTools.id, faultCases({ maxProbes: 1 })],
 ]);
 
+/**
+ * The same trees without the openings every tree of an operation property lays out first (issue 46:
+ * the option sweep, the root's neighbours, the name twins, the special files, the long paths): what
+ * they add to a tree's time, which the time budget's floor of runs pays.
+ */
+const WITHOUT_OPENINGS = new Map<string, fc.Arbitrary<unknown>>([
+  [containmentRead.id, operationCases(operation("read"), { openings: [] })],
+  [containmentWrite.id, operationCases(operation("write"), { openings: [] })],
+]);
+
 /** Issue 16's goal for the tree-based properties, beside ten times the one-probe-per-tree form. */
 const TREE_CASES_PER_SECOND = 1_000;
 
@@ -688,6 +698,18 @@ const auditSection: Section = {
             }),
         note: `${now.cases} cases, ${now.status}${before === undefined ? "" : `; before: ${before.cases} cases, ${before.status}`}`,
       });
+      const plain = WITHOUT_OPENINGS.get(property.id);
+      if (plain !== undefined) {
+        const without = await casesPerSecond({ ...property, arbitrary: plain }, target, runs);
+        rows.push({
+          section: "audit",
+          measure: `audit ${property.id}: a tree with its openings`,
+          gated: { value: now.timeMs / runs, unit: "ms" },
+          bare: { label: "the same trees without them", value: without.timeMs / runs, unit: "ms" },
+          ratio: now.timeMs / Math.max(without.timeMs, 1e-9),
+          note: `${(now.cases / runs).toFixed(0)} cases a tree with them, ${(without.cases / runs).toFixed(0)} without; ${now.status}, ${without.status}`,
+        });
+      }
     }
     for (const server of servers) {
       const floor = await floorRows(server);
