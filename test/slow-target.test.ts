@@ -20,7 +20,7 @@ const slowly = (module: string) => ["--mcp", "--mapping", "fixtures/mcp/tools-se
  * measured) `COLD_MS` slower still, as a server that warms a cache or compiles a code path on first
  * use: a cold first run, priced at ten times itself, outlasts the slow shares; the runs after it fit.
  */
-const COLD_MS = 3_000;
+const COLD_MS = 4_000;
 const COLD_START = `
 import { createWorkspaceTools as reference } from ${JSON.stringify(resolve("src/index.ts"))};
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));

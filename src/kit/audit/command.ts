@@ -411,13 +411,20 @@ async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarg
   const floorMs = estimatedRunMs(result) * floor.runs;
   if (result.cutShort === true || floorMs > slowShareMs * SLOW_FACTOR) {
     const leftMs = slowShareMs - result.timeMs;
+    const firstTry = result;
     if (result.cutShort !== true && leftMs > 0 && floor.runs > 1)
       result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: leftMs, caseDeadlineMs: leftMs, interruptAfterMs: leftMs });
     // A first run pays for what the later ones find ready (a cache warmed, code compiled): the runs the
-    // share ran price the rest of the floor better, and when it fits in the slow shares it is run.
+    // share ran after it price the rest of the floor better, and when it fits in the slow shares it is
+    // run, the run the share's end cut done again whole.
     const restMs = slowShareMs * SLOW_FACTOR - result.timeMs;
-    if (searchesOn(result) && wholeRuns(result) && result.runs < floor.runs && estimatedRunMs(result) * (floor.runs - result.runs) <= restMs)
-      result = await andThen({ runs: floor.runs - result.runs, firstRun: first + result.runs, shrinkDeadlineMs: restMs, caseDeadlineMs: restMs, interruptAfterMs: restMs });
+    const whole = wholeRuns(result) ? result.runs : result.runs - 1;
+    const afterFirst = { ...result, timeMs: result.timeMs - firstTry.timeMs, runs: result.runs - 1, cases: result.cases - firstTry.cases };
+    if (searchesOn(result) && afterFirst.runs > 0 && whole < floor.runs && estimatedRunMs(afterFirst) * (floor.runs - whole) <= restMs) {
+      const share = result;
+      result = await andThen({ runs: floor.runs - whole, firstRun: first + whole, shrinkDeadlineMs: restMs, caseDeadlineMs: restMs, interruptAfterMs: restMs });
+      if (whole < share.runs) result = redoneOnce(result, share.unjudged ?? 0);
+    }
     return searchesOn(result) && wholeRuns(result) && result.runs >= floor.runs ? withoutCut(result) : short(result, floor.runs);
   }
   if (floor.runs > 1) result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: timeLimitMs - result.timeMs });
@@ -445,6 +452,13 @@ function estimatedRunMs(result: PropertyResult): number {
 
 /** Whether every case of a result's runs was judged (a deadline may still have kept later runs from starting). */
 const wholeRuns = (result: PropertyResult) => (result.unjudged ?? 0) === 0;
+
+/** A result whose cut run was done again whole: counted once, and none of its first try's cases left unjudged. */
+function redoneOnce(result: PropertyResult, firstTryUnjudged: number): PropertyResult {
+  const unjudged = (result.unjudged ?? 0) - firstTryUnjudged;
+  const { unjudged: _, ...rest } = result;
+  return { ...rest, runs: result.runs - 1, ...(unjudged > 0 ? { unjudged } : {}) };
+}
 
 /** A result whose runs reached their floor, every case judged: a deadline that stopped later runs cut nothing a verdict needs. */
 function withoutCut({ cutShort: _, ...whole }: PropertyResult): PropertyResult {
