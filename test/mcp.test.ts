@@ -224,9 +224,9 @@ describeNeeding(LINUX_PROCFS, "a server's processes", () => {
     }
   });
 
-  // @modelcontextprotocol/server-filesystem 2025.7.1, seed 2 (npm run advisories): a case's root was
-  // gone when its server had to be started anew, the server exits at start on a directory it cannot
-  // stat, and the audit ended without a verdict, blaming the server.
+  // @modelcontextprotocol/server-filesystem 2025.7.1 exits at start on a root it cannot stat: a case
+  // that took its root away while its server had to be started anew ended the audit without a verdict,
+  // blaming the server. Seed 2 of npm run advisories ended so once; this is the path found that could.
   it("answer a call on a root a case took away with an error, and keep the verdict standing", { timeout: 60_000 }, async () => {
     const target: McpAuditTarget = mcpTarget(served("reference", "--exit-after", "1"), await readMapping(MAPPING_FILE));
     try {
