@@ -328,15 +328,11 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
 }
 
 /**
- * What the counterexample needs: when it lays out what an attacker must plant, the cases with less of
- * it are judged in turn (unless `timeoutMs` is undefined: the case hung, and would wait as long
- * again, or the caller stops at the first failure), and the first that still fails needed less.
- */
-/**
  * What the failure needs: the least planted of its lesser cases that still fails as gravely, each
- * judged within `timeoutMs` and, under a time budget, before `until` (a slow target's lesser cases
- * took a minute past a 15 s budget); one the budget leaves unjudged leaves the case's own threat,
- * which is then more than it may need, never less.
+ * judged in turn within `timeoutMs` (none when it is undefined: the case hung, and would wait as long
+ * again, or the caller stops at the first failure) and, under a time budget, before `until` (a slow
+ * target's lesser cases took a minute past a 15 s budget); one the budget leaves unjudged leaves the
+ * case's own threat, which is then more than it may need, never less.
  */
 async function threatNeeded<T>(property: AuditProperty<T>, target: AuditTarget, value: T | undefined, consequence: Consequence, timeoutMs: number | undefined, until: number | undefined): Promise<Threat> {
   // Without a counterexample (fast-check gave up on skipped cases) nothing shows more than the input.
