@@ -322,8 +322,7 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   const lines = [`workspace-gates audit of ${report.target} (seed ${report.seed}, ${budget}${shard})`, ""];
   const rows = report.results.map((result) => [result.gate, result.id, verdict(result, report), String(result.runs), String(result.cases), `${(result.timeMs / 1000).toFixed(1)}s`]);
   const header = ["gate", "property", "verdict", "runs", "cases", "time"];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
-  const format = (row: string[]) => row.map((cell, column) => (column >= 3 ? cell.padStart(widths[column] as number) : cell.padEnd(widths[column] as number))).join("  ").trimEnd();
+  const format = aligned([header, ...rows], 3);
   lines.push(format(header));
   for (const [index, result] of report.results.entries()) {
     lines.push(format(rows[index] as string[]));
@@ -353,6 +352,12 @@ export function renderText(report: AuditReport, prefix: ReplayPrefix, target: Ta
   if (findings !== undefined) lines.push(findings);
   lines.push(closingLine(report.results, report));
   return `${lines.join("\n")}\n`;
+}
+
+/** A formatter for `rows` (the header among them): columns two spaces apart, each as wide as its widest cell, those from `rightFrom` on aligned right. */
+export function aligned(rows: readonly (readonly string[])[], rightFrom = Infinity): (row: readonly string[]) => string {
+  const widths = (rows[0] ?? []).map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)));
+  return (row) => row.map((cell, column) => (column >= rightFrom ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0))).join("  ").trimEnd();
 }
 
 /** The verdict words of the closing line, in its order: every row has one (`verdict`), so the counts add up to the rows. */

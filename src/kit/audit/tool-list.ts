@@ -9,6 +9,7 @@
  */
 import type { OfferedTool } from "../operations/surface.js";
 import type { Classification } from "../operations/classify.js";
+import { aligned } from "./report.js";
 import { showValue } from "./show.js";
 
 /** The text `--list-tools` prints for `label`'s tools. */
@@ -16,8 +17,7 @@ export function renderToolList(label: string, offered: readonly OfferedTool[]): 
   if (offered.length === 0) return `${label} offers no tools: only the properties of its exports apply\n`;
   const rows = offered.map(({ name, classification }) => [name, ...columns(classification)] as const);
   const header = ["tool", "operation", "taken by", "arguments, by role (or why no property attacks it)"] as const;
-  const widths = [0, 1, 2].map((column) => Math.max(header[column]?.length ?? 0, ...rows.map((row) => row[column]?.length ?? 0)));
-  const line = (row: readonly string[]) => row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column] as number) : cell)).join("  ").trimEnd();
+  const line = aligned([header, ...rows]);
   return `${[`the tools of ${label}, as the audit takes them:`, "", line(header), ...rows.map(line)].join("\n")}\n`;
 }
 
