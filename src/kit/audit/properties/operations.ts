@@ -184,6 +184,12 @@ const shown = (box: Sandbox, result: ToolResult) => {
 /** What a reader compares of two answers: the content, and the error flag when it is set. */
 const answerText = (result: ToolResult) => `${String(result.content)}${result.isError === true ? "\n(isError)" : ""}`;
 
+/** A change outside the workspace, when the canaries show one, as the finding of what `call` did (`said`). */
+async function refuseOutsideChanges(box: Sandbox, call: Call, said: string): Promise<void> {
+  const outside = await box.canaryChanges();
+  if (outside.length > 0) violation(`${said} and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
+}
+
 function refuseSecrets(box: Sandbox, calls: readonly Call[], answers: readonly ToolResult[], world: string): void {
   for (const [position, answer] of answers.entries()) {
     const call = calls[position] as Call;
@@ -305,9 +311,8 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
     refuseWaits(calls, watch);
     // A call that takes the workspace itself away leaves nothing to walk: what it did is the finding.
     if (!lstatSync(box.root, { throwIfNoEntry: false })?.isDirectory()) {
-      const outside = await box.canaryChanges();
       const removed = `${callName(call)} moved or removed the workspace itself (its answer: ${shown(box, answer)})`;
-      if (outside.length > 0) violation(`${removed}, and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
+      await refuseOutsideChanges(box, call, `${removed},`);
       violation(removed, "insideDestroyed", call.index);
     }
     // An optional argument may change what a call promises (a dry run writes nothing): only a call
@@ -317,8 +322,7 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
       const direct = operation.id === "write" && call.input.path !== undefined && (await holds(box.root, resolve(box.root, call.input.path), marker));
       if (!direct && findFile(box.root, (content) => content.includes(marker)) === undefined) {
         // What the call did is named as seen: a change outside, or nothing found anywhere.
-        const outside = await box.canaryChanges();
-        if (outside.length > 0) violation(`${callName(call)} reported success (${shown(box, answer)}) and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
+        await refuseOutsideChanges(box, call, `${callName(call)} reported success (${shown(box, answer)})`);
         violation(`${callName(call)} reported success (${shown(box, answer)}) but what it wrote is neither in a file inside the workspace nor outside it`, "falseSuccess", call.index);
       }
     }
