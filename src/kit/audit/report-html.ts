@@ -17,6 +17,7 @@ import { type Counterexample, SPELLINGS } from "./counterexample.js";
 import { type JsonReport, type JsonResult, failsRun, verdict } from "./report.js";
 import { entryLine } from "../sandbox/tree.js";
 import { VERSION } from "../version.js";
+import { escapeMarkup } from "../markup.js";
 
 export function toHtml(report: JsonReport): string {
   const failed = report.results.filter((result) => result.status === "failed");
@@ -28,14 +29,14 @@ export function toHtml(report: JsonReport): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title>
+<title>${escapeMarkup(title)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
 <header>
-<h1>${esc(title)}</h1>
-<p class="meta">workspace-gates ${esc(report.tool?.version ?? VERSION)} · seed ${report.seed} · ${esc(budget)}${report.shard === undefined ? "" : ` · shard ${report.shard.index}/${report.shard.count}`}${report.interrupted === undefined ? "" : ` · <strong>interrupted: ${esc(report.interrupted)}</strong>`}</p>
-<p class="verdict ${failing.length > 0 ? "fails" : "holds"}" data-verdict>${failing.length > 0 ? `${failing.length} failure${failing.length === 1 ? "" : "s"} fail${failing.length === 1 ? "s" : ""} the run` : "nothing fails the run"}: ${esc(counts(report))}</p>
+<h1>${escapeMarkup(title)}</h1>
+<p class="meta">workspace-gates ${escapeMarkup(report.tool?.version ?? VERSION)} · seed ${report.seed} · ${escapeMarkup(budget)}${report.shard === undefined ? "" : ` · shard ${report.shard.index}/${report.shard.count}`}${report.interrupted === undefined ? "" : ` · <strong>interrupted: ${escapeMarkup(report.interrupted)}</strong>`}</p>
+<p class="verdict ${failing.length > 0 ? "fails" : "holds"}" data-verdict>${failing.length > 0 ? `${failing.length} failure${failing.length === 1 ? "" : "s"} fail${failing.length === 1 ? "s" : ""} the run` : "nothing fails the run"}: ${escapeMarkup(counts(report))}</p>
 </header>
 <main>
 ${byConsequence(report, failed)}
@@ -45,7 +46,7 @@ ${coverage(report)}
 <h2>Findings</h2>
 ${failed.length === 0 ? "<p>No property failed.</p>" : failed.map((result) => finding(report, result)).join("\n")}
 </section>
-${report.legend === undefined ? "" : `<section id="legend"><h2>Legend</h2><pre>${esc(report.legend.join("\n"))}</pre></section>`}
+${report.legend === undefined ? "" : `<section id="legend"><h2>Legend</h2><pre>${escapeMarkup(report.legend.join("\n"))}</pre></section>`}
 </main>
 </body>
 </html>
@@ -72,10 +73,10 @@ function byConsequence(report: JsonReport, failed: readonly JsonResult[]): strin
     const these = failed.filter((result) => result.consequence === consequence);
     if (these.length === 0) return [];
     const [fails, others] = [these.filter((result) => failsRun(result, report)), these.filter((result) => !failsRun(result, report))];
-    const list = (group: readonly JsonResult[]) => group.map((result) => `<a href="#${anchor(result.id)}">${esc(result.id)}</a> <span class="word">${esc(verdict(result, report))}</span>`).join("<br>");
+    const list = (group: readonly JsonResult[]) => group.map((result) => `<a href="#${anchor(result.id)}">${escapeMarkup(result.id)}</a> <span class="word">${escapeMarkup(verdict(result, report))}</span>`).join("<br>");
     const terms = CONSEQUENCES[consequence];
     return [
-      `<tr class="${fails.length > 0 ? "fails" : "passes"}" data-consequence="${esc(consequence)}"><th>${esc(consequence)}</th><td>${esc(terms.meaning)}</td><td class="n">${terms.securitySeverity?.toFixed(1) ?? "–"}</td><td>${list(fails)}</td><td>${list(others)}</td></tr>`,
+      `<tr class="${fails.length > 0 ? "fails" : "passes"}" data-consequence="${escapeMarkup(consequence)}"><th>${escapeMarkup(consequence)}</th><td>${escapeMarkup(terms.meaning)}</td><td class="n">${terms.securitySeverity?.toFixed(1) ?? "–"}</td><td>${list(fails)}</td><td>${list(others)}</td></tr>`,
     ];
   });
   if (rows.length === 0) return `<section id="verdict"><h2>Verdict by consequence</h2><p>No failure.</p></section>`;
@@ -87,9 +88,9 @@ function byConsequence(report: JsonReport, failed: readonly JsonResult[]): strin
 function results(report: JsonReport): string {
   const rows = report.results.map((result) => {
     const word = verdict(result, report);
-    const name = result.status === "failed" ? `<a href="#${anchor(result.id)}">${esc(result.id)}</a>` : esc(result.id);
+    const name = result.status === "failed" ? `<a href="#${anchor(result.id)}">${escapeMarkup(result.id)}</a>` : escapeMarkup(result.id);
     const why = result.status === "skipped" ? `needs ${(result.missing ?? []).join(", ")}` : result.status === "not-applicable" ? (result.reason ?? "") : "";
-    return `<tr class="${failsRun(result, report) ? "fails" : result.status}"><td>${esc(result.gate)}</td><td>${name}</td><td>${esc(word)}</td><td class="n">${result.runs}</td><td class="n">${result.cases}</td><td class="n">${(result.timeMs / 1000).toFixed(1)} s</td><td>${esc(why)}</td></tr>`;
+    return `<tr class="${failsRun(result, report) ? "fails" : result.status}"><td>${escapeMarkup(result.gate)}</td><td>${name}</td><td>${escapeMarkup(word)}</td><td class="n">${result.runs}</td><td class="n">${result.cases}</td><td class="n">${(result.timeMs / 1000).toFixed(1)} s</td><td>${escapeMarkup(why)}</td></tr>`;
   });
   return `<section id="results"><h2>Properties</h2>
 <table><thead><tr><th>gate</th><th>property</th><th>verdict</th><th>runs</th><th>cases</th><th>time</th><th></th></tr></thead>
@@ -100,10 +101,10 @@ function results(report: JsonReport): string {
 function coverage(report: JsonReport): string {
   if (report.coverage.length === 0) return `<section id="coverage"><h2>Coverage</h2><p>The target offers no tools.</p></section>`;
   const properties = [...new Set(report.coverage.flatMap((row) => Object.keys(row.attackedBy)))];
-  const head = properties.map((id) => `<th class="vertical"><span>${esc(id)}</span></th>`).join("");
+  const head = properties.map((id) => `<th class="vertical"><span>${escapeMarkup(id)}</span></th>`).join("");
   const rows = report.coverage.map((row) => {
     const cells = properties.map((id) => `<td class="n">${row.attackedBy[id] ?? ""}</td>`).join("");
-    return `<tr class="${row.verdict === "not attacked" ? "fails" : ""}"><th>${esc(row.tool)}</th><td>${esc(row.plays)}</td><td>${esc(row.verdict)}${row.verdict === "attacked" ? "" : `<br><small>${esc(row.why)}</small>`}</td>${cells}</tr>`;
+    return `<tr class="${row.verdict === "not attacked" ? "fails" : ""}"><th>${escapeMarkup(row.tool)}</th><td>${escapeMarkup(row.plays)}</td><td>${escapeMarkup(row.verdict)}${row.verdict === "attacked" ? "" : `<br><small>${escapeMarkup(row.why)}</small>`}</td>${cells}</tr>`;
   });
   return `<section id="coverage"><h2>Coverage: calls of each tool, by property</h2>
 <table><thead><tr><th>tool</th><th>operation</th><th>verdict</th>${head}</tr></thead>
@@ -112,19 +113,19 @@ function coverage(report: JsonReport): string {
 
 function finding(report: JsonReport, result: JsonResult): string {
   const example = result.case;
-  return `<article id="${anchor(result.id)}" class="finding ${failsRun(result, report) ? "fails" : "passes"}" data-finding="${esc(result.id)}">
-<h3>${esc(result.id)} <span class="word">${esc(verdict(result, report))}</span></h3>
-<p class="rule">${esc(result.title)}</p>
+  return `<article id="${anchor(result.id)}" class="finding ${failsRun(result, report) ? "fails" : "passes"}" data-finding="${escapeMarkup(result.id)}">
+<h3>${escapeMarkup(result.id)} <span class="word">${escapeMarkup(verdict(result, report))}</span></h3>
+<p class="rule">${escapeMarkup(result.title)}</p>
 <dl>
-${result.consequence === undefined ? "" : `<dt>consequence</dt><dd>${esc(result.consequence)}${result.alsoSeen === undefined ? "" : ` (its run also showed: ${esc(result.alsoSeen.join(", "))})`}</dd>`}
-${result.threat === undefined ? "" : `<dt>threat</dt><dd>${esc(result.threat)}</dd>`}
-${result.weaknesses === undefined || result.weaknesses.length === 0 ? "" : `<dt>weaknesses</dt><dd>${esc(result.weaknesses.join(", "))}</dd>`}
+${result.consequence === undefined ? "" : `<dt>consequence</dt><dd>${escapeMarkup(result.consequence)}${result.alsoSeen === undefined ? "" : ` (its run also showed: ${escapeMarkup(result.alsoSeen.join(", "))})`}</dd>`}
+${result.threat === undefined ? "" : `<dt>threat</dt><dd>${escapeMarkup(result.threat)}</dd>`}
+${result.weaknesses === undefined || result.weaknesses.length === 0 ? "" : `<dt>weaknesses</dt><dd>${escapeMarkup(result.weaknesses.join(", "))}</dd>`}
 </dl>
 <h4>Broken</h4>
-<pre class="reason">${esc(result.reason ?? "(no reason given)")}</pre>
+<pre class="reason">${escapeMarkup(result.reason ?? "(no reason given)")}</pre>
 <h4>Counterexample${result.shrinkStopped === true ? " <small>(shrinking stopped at the deadline: a smaller case may fail too)</small>" : ""}</h4>
-${example === undefined ? `<pre>${esc(result.counterexample ?? "(none)")}</pre>` : drawnCase(example)}
-${result.replay === undefined ? "" : `<h4>Replay</h4><pre class="replay"><code>${esc(result.replay)}</code></pre>`}
+${example === undefined ? `<pre>${escapeMarkup(result.counterexample ?? "(none)")}</pre>` : drawnCase(example)}
+${result.replay === undefined ? "" : `<h4>Replay</h4><pre class="replay"><code>${escapeMarkup(result.replay)}</code></pre>`}
 </article>`;
 }
 
@@ -132,12 +133,12 @@ function drawnCase(example: Counterexample): string {
   const { workspace } = example;
   const calls = example.calls.map((call, index) => {
     const broke = index + 1 === example.broke;
-    return `<li${broke ? ' class="broke"' : ""}><code>${esc(call.call)}</code>${broke ? ' <span class="mark">the rule broke here</span>' : ""}</li>`;
+    return `<li${broke ? ' class="broke"' : ""}><code>${escapeMarkup(call.call)}</code>${broke ? ' <span class="mark">the rule broke here</span>' : ""}</li>`;
   });
   return [
-    ...(workspace === undefined ? [] : [`<p class="workspace">workspace <code>${esc(workspace.name)}</code>, ${esc(SPELLINGS[workspace.spelling])}</p>`, treeSvg(example)]),
-    ...(example.tools ?? []).map((made) => `<p>tools: <code>${esc(made)}</code></p>`),
-    ...(example.setup ?? []).map((line) => `<p class="setup">${esc(line)}</p>`),
+    ...(workspace === undefined ? [] : [`<p class="workspace">workspace <code>${escapeMarkup(workspace.name)}</code>, ${escapeMarkup(SPELLINGS[workspace.spelling])}</p>`, treeSvg(example)]),
+    ...(example.tools ?? []).map((made) => `<p>tools: <code>${escapeMarkup(made)}</code></p>`),
+    ...(example.setup ?? []).map((line) => `<p class="setup">${escapeMarkup(line)}</p>`),
     calls.length === 0 ? "" : `<ol class="calls">${calls.join("")}</ol>`,
   ].join("\n");
 }
@@ -180,15 +181,15 @@ function treeSvg(example: Counterexample): string {
   const toNeighbour = (name: string | undefined) => neighbourY(neighbours.indexOf(name ?? "outside")) + BOX_HEIGHT / 2;
   const curve = (x1: number, y1: number, x2: number, y2: number) => `M ${x1} ${y1} C ${x1 + 60} ${y1}, ${x2 - 60} ${y2}, ${x2} ${y2}`;
   const entries = rows.map(
-    (row, index) => `<text x="${LEFT + 12}" y="${rowY(index)}" class="entry${row.entry?.crosses === true ? " crossing" : ""}"><title>${esc(row.label)}</title>${esc(label(row.label))}</text>`,
+    (row, index) => `<text x="${LEFT + 12}" y="${rowY(index)}" class="entry${row.entry?.crosses === true ? " crossing" : ""}"><title>${escapeMarkup(row.label)}</title>${escapeMarkup(label(row.label))}</text>`,
   );
   const boxes = neighbours.map((name, index) => {
     const shown = name === "$BOX" ? "$BOX (the sandbox itself)" : name === ".." ? "above $BOX" : `${name}/`;
-    return `<g data-neighbour="${esc(name)}"><rect x="${NEIGHBOUR_X}" y="${neighbourY(index)}" width="${NEIGHBOUR_WIDTH}" height="${BOX_HEIGHT}" rx="4" class="neighbour"/><text x="${NEIGHBOUR_X + 10}" y="${neighbourY(index) + 20}"><title>${esc(shown)}</title>${esc(label(shown, NEIGHBOUR_CHARS))}</text></g>`;
+    return `<g data-neighbour="${escapeMarkup(name)}"><rect x="${NEIGHBOUR_X}" y="${neighbourY(index)}" width="${NEIGHBOUR_WIDTH}" height="${BOX_HEIGHT}" rx="4" class="neighbour"/><text x="${NEIGHBOUR_X + 10}" y="${neighbourY(index) + 20}"><title>${escapeMarkup(shown)}</title>${escapeMarkup(label(shown, NEIGHBOUR_CHARS))}</text></g>`;
   });
   const links = crossing.map((entry) => {
     const y = rowY(rows.findIndex((row) => row.entry === entry)) - 4;
-    return `<path d="${curve(right, y, NEIGHBOUR_X, toNeighbour(entry.reaches))}" class="link${entry.kind === "hardlink" ? " hard" : ""}" marker-end="url(#arrow)" data-crosses="${esc(entry.path)}"/>`;
+    return `<path d="${curve(right, y, NEIGHBOUR_X, toNeighbour(entry.reaches))}" class="link${entry.kind === "hardlink" ? " hard" : ""}" marker-end="url(#arrow)" data-crosses="${escapeMarkup(entry.path)}"/>`;
   });
   const calls = leaving.map(({ call, number }, index) => {
     const y = callY(index);
@@ -196,13 +197,13 @@ function treeSvg(example: Counterexample): string {
     const through = rows.findIndex((row) => row.entry?.path === call.through);
     // Through a link: up into the link's row from the left; straight out: to the neighbour.
     const arrow = through >= 0 ? `M ${LEFT} ${y + BOX_HEIGHT / 2} C ${LEFT - 30} ${y + BOX_HEIGHT / 2}, ${LEFT - 30} ${rowY(through) - 4}, ${LEFT + 8} ${rowY(through) - 4}` : curve(right, y + BOX_HEIGHT / 2, NEIGHBOUR_X, toNeighbour(call.reaches));
-    return `<g data-call="${number}"${number === example.broke ? ' class="broke"' : ""}><rect x="${LEFT}" y="${y}" width="${WORKSPACE_WIDTH}" height="${BOX_HEIGHT}" rx="4" class="call"/><text x="${LEFT + 10}" y="${y + 20}"><title>${esc(text)}</title>${esc(label(text))}</text><path d="${arrow}" class="link call" marker-end="url(#arrow)" data-call-reaches="${esc(call.reaches ?? "")}"/></g>`;
+    return `<g data-call="${number}"${number === example.broke ? ' class="broke"' : ""}><rect x="${LEFT}" y="${y}" width="${WORKSPACE_WIDTH}" height="${BOX_HEIGHT}" rx="4" class="call"/><text x="${LEFT + 10}" y="${y + 20}"><title>${escapeMarkup(text)}</title>${escapeMarkup(label(text))}</text><path d="${arrow}" class="link call" marker-end="url(#arrow)" data-call-reaches="${escapeMarkup(call.reaches ?? "")}"/></g>`;
   });
-  return `<svg xmlns="http://www.w3.org/2000/svg" class="tree" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(`the workspace ${workspace.name}, the neighbours its links and calls reach`)}">
+  return `<svg xmlns="http://www.w3.org/2000/svg" class="tree" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeMarkup(`the workspace ${workspace.name}, the neighbours its links and calls reach`)}">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="head"/></marker></defs>
 <text x="${LEFT}" y="18" class="caption">the workspace</text><text x="${NEIGHBOUR_X}" y="18" class="caption">beside it, in $BOX</text>
 <rect x="${LEFT}" y="${top}" width="${WORKSPACE_WIDTH}" height="${workspaceHeight}" rx="6" class="workspace"/>
-<text x="${LEFT + 12}" y="${top + 20}" class="root">${esc(label(`${workspace.name}/`))}</text>
+<text x="${LEFT + 12}" y="${top + 20}" class="root">${escapeMarkup(label(`${workspace.name}/`))}</text>
 ${rows.length === 0 ? `<text x="${LEFT + 12}" y="${rowY(0)}" class="entry">(empty)</text>` : entries.join("\n")}
 ${boxes.join("\n")}
 ${links.join("\n")}
@@ -211,10 +212,6 @@ ${calls.join("\n")}
 }
 
 const anchor = (id: string) => `finding-${id.replace(/[^\w-]/g, "-")}`;
-
-function esc(text: string): string {
-  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
-}
 
 const STYLE = `
 :root { color-scheme: light; --fail: #b42318; --warn: #b54708; --ok: #067647; --muted: #667085; --line: #d0d5dd; }

@@ -10,6 +10,7 @@
  * Does not promise: that the times mean anything beyond their order: they are one run's, on one machine.
  */
 import type { DeterministicReport, DeterministicScenario, TimelineEvent } from "./deterministic.js";
+import { escapeMarkup } from "../markup.js";
 
 const WIDTH = 880;
 const MARGIN = 24;
@@ -31,12 +32,12 @@ export function renderTimelineSvg(report: DeterministicReport): string {
   const escaped = report.scenarios.filter((scenario) => scenario.outcome === "escaped").length;
   const lines = [
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" font-family="sans-serif" font-size="12">`,
-    `<title>${xml(`TOCTOU, deterministic: the ${report.tools} tools, ${escaped} of ${report.scenarios.length} calls escaped`)}</title>`,
+    `<title>${escapeMarkup(`TOCTOU, deterministic: the ${report.tools} tools, ${escaped} of ${report.scenarios.length} calls escaped`)}</title>`,
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
-    `<text x="${MARGIN}" y="24" font-size="15" font-weight="bold">${xml(`TOCTOU, deterministic: the ${report.tools} tools`)}</text>`,
-    `<text x="${MARGIN}" y="42" fill="#555">${xml("the attacker swaps a directory for a symlink to outside right after the tool's check; the shaded window is checked but not yet used")}</text>`,
+    `<text x="${MARGIN}" y="24" font-size="15" font-weight="bold">${escapeMarkup(`TOCTOU, deterministic: the ${report.tools} tools`)}</text>`,
+    `<text x="${MARGIN}" y="42" fill="#555">${escapeMarkup("the attacker swaps a directory for a symlink to outside right after the tool's check; the shaded window is checked but not yet used")}</text>`,
     ...report.scenarios.map((scenario, index) => lane(scenario, TITLE_HEIGHT + index * LANE_HEIGHT, x)),
-    `<text x="${PLOT_LEFT}" y="${height - 12}" fill="#555">${xml(`milliseconds since each tool was called (one run; 0 to ${formatMs(end)})`)}</text>`,
+    `<text x="${PLOT_LEFT}" y="${height - 12}" fill="#555">${escapeMarkup(`milliseconds since each tool was called (one run; 0 to ${formatMs(end)})`)}</text>`,
     "</svg>",
   ];
   return `${lines.join("\n")}\n`;
@@ -51,8 +52,8 @@ function lane(scenario: DeterministicScenario, top: number, x: (atMs: number) =>
   const verdictColour = scenario.outcome === "escaped" ? COLOURS.swap : scenario.outcome === "contained" ? COLOURS.contained : COLOURS.call;
   const parts = [
     `<g data-tool="${scenario.tool}" data-outcome="${scenario.outcome}">`,
-    `<text x="${MARGIN}" y="${top + 18}" font-weight="bold">${xml(`${scenario.tool} ${JSON.stringify(scenario.input.path)}`)}</text>`,
-    `<text data-verdict="" x="${MARGIN}" y="${top + 36}" font-weight="bold" fill="${verdictColour}">${xml(`${verdict}: ${scenario.evidence}`)}</text>`,
+    `<text x="${MARGIN}" y="${top + 18}" font-weight="bold">${escapeMarkup(`${scenario.tool} ${JSON.stringify(scenario.input.path)}`)}</text>`,
+    `<text data-verdict="" x="${MARGIN}" y="${top + 36}" font-weight="bold" fill="${verdictColour}">${escapeMarkup(`${verdict}: ${scenario.evidence}`)}</text>`,
   ];
   if (check !== undefined && answer !== undefined) {
     parts.push(`<rect data-window="" x="${x(check.atMs)}" y="${axisY - 10}" width="${Math.max(x(answer.atMs) - x(check.atMs), 1)}" height="20" fill="${verdictColour}" fill-opacity="0.12"/>`);
@@ -64,9 +65,9 @@ function lane(scenario: DeterministicScenario, top: number, x: (atMs: number) =>
     const labelY = axisY + LABEL_OFFSET[event.step];
     const anchor = cx > PLOT_RIGHT - 160 ? "end" : cx < PLOT_LEFT + 160 ? "start" : "middle";
     parts.push(
-      `<circle data-step="${event.step}" cx="${cx}" cy="${axisY}" r="6" fill="${colour}"><title>${xml(event.what)}</title></circle>`,
-      `<text data-label="${event.step}" x="${cx}" y="${labelY}" text-anchor="${anchor}" fill="${colour}">${xml(`${LABELS[event.step]} at ${formatMs(event.atMs)}`)}</text>`,
-      `<text x="${cx}" y="${labelY + 14}" text-anchor="${anchor}" fill="#555" font-size="11">${xml(event.what)}</text>`,
+      `<circle data-step="${event.step}" cx="${cx}" cy="${axisY}" r="6" fill="${colour}"><title>${escapeMarkup(event.what)}</title></circle>`,
+      `<text data-label="${event.step}" x="${cx}" y="${labelY}" text-anchor="${anchor}" fill="${colour}">${escapeMarkup(`${LABELS[event.step]} at ${formatMs(event.atMs)}`)}</text>`,
+      `<text x="${cx}" y="${labelY + 14}" text-anchor="${anchor}" fill="#555" font-size="11">${escapeMarkup(event.what)}</text>`,
     );
   }
   parts.push("</g>");
@@ -75,8 +76,4 @@ function lane(scenario: DeterministicScenario, top: number, x: (atMs: number) =>
 
 function formatMs(ms: number): string {
   return `${ms.toFixed(2)} ms`;
-}
-
-function xml(text: string): string {
-  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
 }
