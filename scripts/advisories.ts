@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { AUDITED_VERSIONS, type AuditedVersion } from "../fixtures/advisories.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { main } from "../src/kit/cli.js";
 import { ADVISORIES_DATA_FILE, ADVISORIES_PAGE_FILE, type AdvisoriesData, type AdvisoryRun, renderAdvisories } from "./advisories-table.js";
 

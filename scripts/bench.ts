@@ -26,8 +26,8 @@ import { OPERATIONS, containmentId, operation } from "../src/kit/operations/cata
 import { faultCases, faultsTools, faultsWorkspacePath } from "../src/kit/audit/properties/faults.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { precisionWorkspacePath } from "../src/kit/audit/properties/precision.js";
-import { type AuditProperty, disposeSandboxes, poolSandboxes } from "../src/kit/audit/property.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { type AuditProperty, disposeSandboxes, poolSandboxes } from "../src/kit/audit/runner/property.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
 import { type AuditTarget, loadTarget, referenceTarget, surfaceOf } from "../src/kit/operations/target.js";
 import type { Surface } from "../src/kit/operations/surface.js";
 import { connectServer } from "../src/kit/mcp/client.js";

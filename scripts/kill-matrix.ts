@@ -5,7 +5,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget } from "../src/kit/operations/target.js";
 import { writeSectionToFile } from "../test/support/generated-section.js";
 import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "../test/support/kill-matrix-table.js";

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../src/kit/cli.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { writeSectionToFile } from "../test/support/generated-section.js";
 import { installOfficialServer } from "../test/support/official-server.js";
 import { OFFICIAL_SEEDS_FILE, OFFICIAL_SEEDS_SECTION, type OfficialSeeds, renderOfficialSeeds, seedRow } from "../test/support/official-seeds.js";

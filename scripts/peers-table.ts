@@ -4,10 +4,10 @@
  * replay) and which cannot apply. `npm run peers` writes both; a test holds the page to the data.
  */
 import { PEERS } from "../fixtures/peers/catalog.js";
-import type { PropertyKind } from "../src/kit/audit/property.js";
-import type { PropertyStatus } from "../src/kit/audit/run.js";
+import type { PropertyKind } from "../src/kit/audit/runner/property.js";
+import type { PropertyStatus } from "../src/kit/audit/runner/run.js";
 import type { CoverageRow } from "../src/kit/audit/coverage.js";
-import type { AuditTime } from "../src/kit/audit/report.js";
+import type { AuditTime } from "../src/kit/audit/reports/report.js";
 import type { Consequence, Threat } from "../src/kit/findings/findings.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 

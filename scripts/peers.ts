@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { ADAPTERS_FOLDER, PEERS, type Peer } from "../fixtures/peers/catalog.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { RACE_OPERATIONS, type RaceReport, raceOperationTool } from "../src/kit/toctou/race.js";
 import { main } from "../src/kit/cli.js";
 import { PEERS_DATA_FILE, PEERS_PAGE_FILE, PEERS_VARIABLE, type PeerRace, type PeerRun, type PeersData, renderPeers } from "./peers-table.js";

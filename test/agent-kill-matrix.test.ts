@@ -10,11 +10,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LOOP_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { loopFork } from "../fixtures/vulnerable/loop-fork.js";
-import { DEFAULT_RUNS } from "../src/kit/audit/command.js";
+import { DEFAULT_RUNS } from "../src/kit/audit/command/command.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { COVERAGE_ID } from "../src/kit/audit/coverage.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget, targetFromModule } from "../src/kit/operations/target.js";
 import { main } from "../src/kit/cli.js";
 

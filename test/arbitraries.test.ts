@@ -22,7 +22,7 @@ import {
 } from "../src/kit/audit/arbitraries/index.js";
 import { creationAttack, treeAnd } from "../src/kit/audit/arbitraries/trees.js";
 import { DEVICE_NAMESPACE, isInsideWin32 } from "../src/kit/audit/properties/is-inside.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
 import { referenceTarget } from "../src/kit/operations/target.js";
 import { MOST_NAMED_TWINS, namedTwins, rootTwins } from "../src/kit/sandbox/root-twins.js";
 import { type Sandbox, createSandbox, displayBytes } from "../src/kit/sandbox/sandbox.js";

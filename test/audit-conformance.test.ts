@@ -8,8 +8,8 @@ import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { notTheChapters } from "./support/chapter-surface.js";
 import { COVERAGE_ID } from "../src/kit/audit/coverage.js";
 import { createSandbox } from "../src/kit/sandbox/sandbox.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
-import { showDifference, showValue } from "../src/kit/audit/show.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
+import { showDifference, showValue } from "../src/kit/audit/runner/show.js";
 import { cli as runCli, useScratch } from "./support/cli.js";
 
 const OWN_WORDING = "fixtures/secure/own-wording.mjs";

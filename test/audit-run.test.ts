@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli } from "./support/cli.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
 
 // A child starts tsx and runs real properties: slow on a loaded machine, so more than vitest's 30 s.
 const CHILD_TIMEOUT_MS = 180_000;

@@ -9,14 +9,14 @@ import { describe, expect, it } from "vitest";
 import { cli, useScratch } from "./support/cli.js";
 import { junitSchemaErrors, multitoolErrors, parseJUnit, sarifValidator } from "./support/ci-reports.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
-import type { AuditProperty } from "../src/kit/audit/property.js";
-import { type JsonReport, failsRun } from "../src/kit/audit/report.js";
-import { mergeReports } from "../src/kit/audit/merge.js";
+import type { AuditProperty } from "../src/kit/audit/runner/property.js";
+import { type JsonReport, failsRun } from "../src/kit/audit/reports/report.js";
+import { mergeReports } from "../src/kit/audit/reports/merge.js";
 import { ESCAPES } from "../src/kit/findings/findings.js";
-import { runProperty } from "../src/kit/audit/run.js";
-import { parseShard, shardBlock } from "../src/kit/audit/shard.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
+import { parseShard, shardBlock } from "../src/kit/audit/runner/shard.js";
 import { referenceTarget } from "../src/kit/operations/target.js";
-import { timeShares } from "../src/kit/audit/command.js";
+import { timeShares } from "../src/kit/audit/command/command.js";
 
 const scratch = useScratch("workspace-gates-shard-test-");
 

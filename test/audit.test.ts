@@ -9,9 +9,9 @@ import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { notTheChapters } from "./support/chapter-surface.js";
 import { COVERAGE_ID } from "../src/kit/audit/coverage.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
-import { runProperty } from "../src/kit/audit/run.js";
-import { disposeSandboxes } from "../src/kit/audit/property.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
+import { disposeSandboxes } from "../src/kit/audit/runner/property.js";
 import { type AuditTarget, referenceTarget } from "../src/kit/operations/target.js";
 import { cli as runCli, useScratch } from "./support/cli.js";
 

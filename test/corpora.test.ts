@@ -10,7 +10,7 @@ import { type CorpusRow, PINNED_TOOL_SETS, type TreeRow, agrees, lexicalAnswer, 
 import { isInside } from "../src/gates/is-inside.js";
 import { TOOL_SETS } from "../src/kit/sandbox/tool-sets.js";
 import { corpusGo, corpusMcp } from "../src/kit/audit/properties/corpus.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget, referenceTarget } from "../src/kit/operations/target.js";
 import { CORPORA_DOC, observeCorpora, renderCorporaDoc } from "../src/kit/corpora/doc.js";
 import { LINUX_PROCFS, itNeeding } from "./support/platform.js";

@@ -11,7 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
-import type { JsonReport, JsonResult } from "../src/kit/audit/report.js";
+import type { JsonReport, JsonResult } from "../src/kit/audit/reports/report.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { materialize } from "../src/kit/sandbox/tree.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";

@@ -9,7 +9,7 @@ import { type Classification, argumentsFor, classifyTool } from "../src/kit/oper
 import { answerText } from "../src/kit/mcp/client.js";
 import { FILESYSTEM_SERVER_MAPPING } from "../src/kit/mcp/mapping.js";
 import { classifyServerTools } from "../src/kit/mcp/target.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { junitSchemaErrors, multitoolErrors, parseJUnit } from "./support/ci-reports.js";
 import { cli, useScratch } from "./support/cli.js";
 

@@ -8,7 +8,7 @@ import { fork } from "../fixtures/vulnerable/fork.js";
 import { loopFork } from "../fixtures/vulnerable/loop-fork.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { notTheChapters } from "./support/chapter-surface.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget, targetFromModule } from "../src/kit/operations/target.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
 import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "./support/kill-matrix-table.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { cli } from "./support/cli.js";
 import { junitSchemaErrors, multitoolErrors } from "./support/ci-reports.js";
 import { McpServerError, commandFor, connectServer, processTree, stillRunning } from "../src/kit/mcp/client.js";

@@ -3,9 +3,9 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
-import { DEFAULT_RUNS } from "../src/kit/audit/command.js";
+import { DEFAULT_RUNS } from "../src/kit/audit/command/command.js";
 import { faultsPermissions } from "../src/kit/audit/properties/permissions.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget, referenceTarget } from "../src/kit/operations/target.js";
 import { replayDivergences } from "../src/kit/memfs/divergence.js";
 import { MEMFS_DOC, memfsVersion, renderMemfsDoc } from "../src/kit/memfs/doc.js";

@@ -13,7 +13,7 @@ import { OPERATIONS, operation } from "../src/kit/operations/catalog.js";
 import { type Sandbox, SECRET, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { laidOut, materialize } from "../src/kit/sandbox/tree.js";
 import { releaseFifos } from "../src/kit/sandbox/fifos.js";
-import { watchCalls } from "../src/kit/audit/watch.js";
+import { watchCalls } from "../src/kit/audit/runner/watch.js";
 import type { ToolResult } from "../src/gates/tool.js";
 
 const EXISTING: Intent[] = [{ kind: "existing" }];

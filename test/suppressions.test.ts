@@ -3,7 +3,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { JsonReport } from "../src/kit/audit/report.js";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { findingFingerprint } from "../src/kit/findings/sarif.js";
 import { parseSuppressions } from "../src/kit/findings/suppressions.js";
 import { cli as runCli, useScratch } from "./support/cli.js";

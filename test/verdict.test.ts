@@ -3,8 +3,8 @@
 // baseline) makes a departure fail the run.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type AuditProperty, Departures, violation } from "../src/kit/audit/property.js";
-import { runProperty } from "../src/kit/audit/run.js";
+import { type AuditProperty, Departures, violation } from "../src/kit/audit/runner/property.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
 import { createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { cli } from "./support/cli.js";
 

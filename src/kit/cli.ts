@@ -7,8 +7,8 @@
  * command's one-line synopsis, and both exit 2; `--version` prints the package's version.
  */
 import { basename, extname, relative } from "node:path";
-import { auditCommand } from "./audit/command.js";
-import { mergeCommand } from "./audit/merge.js";
+import { auditCommand } from "./audit/command/command.js";
+import { mergeCommand } from "./audit/reports/merge.js";
 import { type CliCommand, type CliIo, UsageError, closest } from "./cli-command.js";
 import { shellWord } from "./shell-word.js";
 import { toctouCommand } from "./toctou/command.js";

@@ -4,8 +4,8 @@
  * the audits and writes docs/official-seeds.json and the table; test/docs-figures.test.ts holds the
  * page to the committed figures, and the figures to the page's claim.
  */
-import type { JsonReport } from "../../src/kit/audit/report.js";
-import type { Counterexample } from "../../src/kit/audit/counterexample.js";
+import type { JsonReport } from "../../src/kit/audit/reports/report.js";
+import type { Counterexample } from "../../src/kit/audit/runner/counterexample.js";
 import { namedTwins } from "../../src/kit/sandbox/root-twins.js";
 import type { GeneratedSection } from "./generated-section.js";
 

@@ -1,9 +1,9 @@
 // What the surface's tests and sweeps share: each property at its default budget, the seeds at which it
 // missed a target, and the test MCP server serving a module of fixtures/surface.
-import { DEFAULT_RUNS } from "../../src/kit/audit/command.js";
+import { DEFAULT_RUNS } from "../../src/kit/audit/command/command.js";
 import { PROPERTIES } from "../../src/kit/audit/properties/index.js";
-import { disposeSandboxes } from "../../src/kit/audit/property.js";
-import { runProperty } from "../../src/kit/audit/run.js";
+import { disposeSandboxes } from "../../src/kit/audit/runner/property.js";
+import { runProperty } from "../../src/kit/audit/runner/run.js";
 import { readMapping } from "../../src/kit/mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget } from "../../src/kit/mcp/target.js";
 import type { AuditTarget } from "../../src/kit/operations/target.js";

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PROPERTIES } from "../../src/kit/audit/properties/index.js";
-import { type PropertyResult, runProperty } from "../../src/kit/audit/run.js";
+import { type PropertyResult, runProperty } from "../../src/kit/audit/runner/run.js";
 import { readMapping } from "../../src/kit/mcp/mapping.js";
 import { mcpTarget } from "../../src/kit/mcp/target.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "../../src/kit/operations/target.js";

@@ -7,7 +7,7 @@
  */
 import { readdir } from "node:fs/promises";
 import { type CallSpec, inputFor, marker, markerIn } from "./agent-calls.js";
-import { Violation, violation } from "./property.js";
+import { Violation, violation } from "./runner/property.js";
 import type { AuditTarget } from "../operations/target.js";
 import type { Tool } from "../../gates/tool.js";
 import { type Message, type ToolCall, createWorkspaceTools } from "../../index.js";

@@ -7,7 +7,7 @@
  * an operation is attacked when a property called it in the runs the audit counted; when none did, it
  * fails the rule, unless the run was asked for a part of the audit (`--only`) that leaves out its
  * operation's property, or its property ran out of time on a target too slow for the budget (`out of
- * time`: that run gives no verdict at all, audit/command.ts). A tool the kit cannot classify fails the rule in every run, since no property
+ * time`: that run gives no verdict at all, audit/command/command.ts). A tool the kit cannot classify fails the rule in every run, since no property
  * knows how to call it; one that takes no path, and one the user excluded by name, pass it and are
  * listed with why. A target that offers no tool makes the rule not applicable. A row of a tool that
  * has optional arguments lists each, with the calls that sent it (0: never exercised).
@@ -16,7 +16,7 @@
 import { containmentId } from "../operations/catalog.js";
 import { weaknessesOf } from "../findings/findings.js";
 import type { OfferedTool } from "../operations/surface.js";
-import type { PropertyResult } from "./run.js";
+import type { PropertyResult } from "./runner/run.js";
 
 export const COVERAGE_ID = "coverage.tools";
 export const COVERAGE_TITLE = "every tool the target offers that takes a path was attacked";

@@ -10,7 +10,7 @@
  * tool and the ones there are. During the audit there is one server per workspace root, started at
  * the first call on that root, or ahead of it by `warm`, and kept for that root's later cases; a server
  * that exits or leaves a call unanswered is replaced by a fresh one at the root's next call, and the
- * call that met it throws `TargetStopped`, which the runner judges (audit/run.ts); a server whose
+ * call that met it throws `TargetStopped`, which the runner judges (audit/runner/run.ts); a server whose
  * root's folder was removed (its sandbox is gone) is closed when the next one starts, and `dispose`
  * closes them all. Properties that cannot apply to a process (`isInside` and `workspacePath` are not
  * exported, fs faults cannot be injected, inputs JSON cannot carry, the chapter's messages and, unless

@@ -79,7 +79,7 @@ export const CONTRACT_EXPORTS: readonly ContractExport[] = ["isInside", "workspa
 /**
  * The target stopped answering in the middle of a call: its process exited, or left the call
  * unanswered. Whether that is a finding (the call kills it) or the target's own trouble is decided by
- * doing the case again on a fresh process (audit/run.ts).
+ * doing the case again on a fresh process (audit/runner/run.ts).
  */
 export class TargetStopped extends Error {
   constructor(

@@ -32,7 +32,7 @@ import {
   traces,
   withoutRunAgent,
 } from "../agent-harness.js";
-import { type AuditProperty, inSandbox, violation } from "../property.js";
+import { type AuditProperty, inSandbox, violation } from "../runner/property.js";
 import type { AuditTarget } from "../../operations/target.js";
 import type { Sandbox } from "../../sandbox/sandbox.js";
 

@@ -30,7 +30,7 @@ import {
   traces,
   withoutRunAgent,
 } from "../agent-harness.js";
-import { type AuditProperty, inSandbox, violation } from "../property.js";
+import { type AuditProperty, inSandbox, violation } from "../runner/property.js";
 
 type AnsweredCall = CallSpec & { answer: HookAnswer };
 

@@ -20,7 +20,7 @@
  * `--strict`.
  */
 import fc from "fast-check";
-import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../runner/property.js";
 
 /** The chapter's limits, which the audit holds a target's defaults to. */
 const OUTPUT_LIMIT = 64 * 1024;

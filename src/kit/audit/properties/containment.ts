@@ -31,11 +31,11 @@ import {
   twinAttack,
   workspaceRoot,
 } from "../arbitraries/index.js";
-import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../property.js";
+import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../runner/property.js";
 import { CANARY_FILE, SECRET, type Sandbox, childBytes, displayBytes } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
 import { type Tree, type TreeEntry, materialize, showName } from "../../sandbox/tree.js";
-import type { Scene } from "../counterexample.js";
+import type { Scene } from "../runner/counterexample.js";
 import type { AuditTarget } from "../../operations/target.js";
 import type { Threat } from "../../findings/findings.js";
 

@@ -16,7 +16,7 @@
 import fc from "fast-check";
 import type { Tool } from "../../../gates/tool.js";
 import { type Corpus, type CorpusRow, type Outcome, type TreeRow, PINNED_TOOL_SETS, describeRow, lexicalAnswer, replayTree } from "../../corpora/corpus.js";
-import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../runner/property.js";
 import type { AuditTarget } from "../../operations/target.js";
 import { GO_OS_ROOT } from "../../corpora/go-os-root.js";
 import { MCP_FILESYSTEM } from "../../corpora/mcp-filesystem.js";

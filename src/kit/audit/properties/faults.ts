@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import * as fsPromises from "node:fs/promises";
 import { type Probe, type ProbeConstraints, candidateText, modelledCandidate } from "../arbitraries/index.js";
-import { type AuditProperty, execute, settle, toolsOf, violation } from "../property.js";
+import { type AuditProperty, execute, settle, toolsOf, violation } from "../runner/property.js";
 import type { FsApi } from "../../../gates/workspace-path.js";
 import { type ContainmentCase, caseScene, containmentCases, inCaseSandbox, probeCount } from "./containment.js";
 

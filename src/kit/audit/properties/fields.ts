@@ -22,9 +22,9 @@
 import fc from "fast-check";
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../property.js";
-import type { Scene } from "../counterexample.js";
-import { showValue } from "../show.js";
+import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../runner/property.js";
+import type { Scene } from "../runner/counterexample.js";
+import { showValue } from "../runner/show.js";
 import type { AuditTarget } from "../../operations/target.js";
 import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
 import { type Area, areaPath } from "../../sandbox/tree.js";

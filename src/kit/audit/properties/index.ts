@@ -1,5 +1,5 @@
 /** Every audit property, in report order: the field gate, the path gate (the check, then each operation's tools), the size gate, bash's limits, the calling layer, the limits, the chapter's texts. */
-import type { AuditProperty } from "../property.js";
+import type { AuditProperty } from "../runner/property.js";
 import { agentAbort, agentProtocol } from "./agent-loop.js";
 import { approvalBashDefault, approvalInput, approvalOrdering, approvalRefused } from "./approval-hook.js";
 import { bashLimitsOutput, bashLimitsTimeout } from "./bash-limits.js";

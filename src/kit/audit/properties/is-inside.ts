@@ -7,9 +7,9 @@
  */
 import fc from "fast-check";
 import * as nodePath from "node:path";
-import type { AuditProperty } from "../property.js";
-import { violation } from "../property.js";
-import { showValue } from "../show.js";
+import type { AuditProperty } from "../runner/property.js";
+import { violation } from "../runner/property.js";
+import { showValue } from "../runner/show.js";
 import { referenceInsidePosix, referenceInsideWin32 } from "../reference-inside.js";
 import { SIMILAR_PREFIX_SUFFIXES, namedTwins } from "../../sandbox/root-twins.js";
 

@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { fsTree, hardlinkToOutside } from "../arbitraries/index.js";
-import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { type AuditProperty, execute, inSandbox, toolsOf, violation } from "../runner/property.js";
 import { SECRET } from "../../sandbox/sandbox.js";
 import { type Tree, type TreeEntry, materialize } from "../../sandbox/tree.js";
 

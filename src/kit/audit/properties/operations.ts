@@ -39,9 +39,9 @@ import {
   treeAnd,
   workspaceRoot,
 } from "../arbitraries/index.js";
-import { type AuditProperty, CALLS_IN_FLIGHT, answered, inFlight, portable, violation } from "../property.js";
-import { type CallWatch, paceOf, watchCalls } from "../watch.js";
-import { showAnswers, showValue } from "../show.js";
+import { type AuditProperty, CALLS_IN_FLIGHT, answered, inFlight, portable, violation } from "../runner/property.js";
+import { type CallWatch, paceOf, watchCalls } from "../runner/watch.js";
+import { showAnswers, showValue } from "../runner/show.js";
 import { type ContainmentCase, caseScene, findFile, holds, inCaseSandbox, lesserCases, probeCount, treeThreat } from "./containment.js";
 import { ORACLES, OPERATIONS, type Operation, type OperationInput, containmentId } from "../../operations/catalog.js";
 import { type OperationTool, PastDeadline, foldCases, leaveUnjudged, recordOption, untranscribed } from "../../operations/surface.js";

@@ -14,7 +14,7 @@
  * Not applicable where memfs is not installed (a development dependency): the audit says so.
  */
 import fc from "fast-check";
-import { type AuditProperty, settle, violation } from "../property.js";
+import { type AuditProperty, settle, violation } from "../runner/property.js";
 import type { FsApi } from "../../../gates/workspace-path.js";
 import { memfsMissing, memfsWorld } from "../../memfs/world.js";
 

@@ -11,7 +11,7 @@
  */
 import { candidateText, modelledCandidate } from "../arbitraries/index.js";
 import { predictWorkspacePath, snapshotTree } from "../reference-resolver.js";
-import { type AuditProperty, Departures, isUnder, settle, violation } from "../property.js";
+import { type AuditProperty, Departures, isUnder, settle, violation } from "../runner/property.js";
 import { type ContainmentCase, canonicalExisting, caseScene, containmentCases, inCaseSandbox, lesserCases, probeCount, treeThreat } from "./containment.js";
 
 export const precisionWorkspacePath: AuditProperty<ContainmentCase> = {

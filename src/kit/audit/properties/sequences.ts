@@ -19,7 +19,7 @@ import fc from "fast-check";
 import { mkdir, rename, rm, symlink } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { type Candidate, allOfItems, candidateText, fsTree, linkTarget, neighbourArea, relativeCandidate, renderCandidate, treeName } from "../arbitraries/index.js";
-import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../runner/property.js";
 import { containsFileWith } from "./containment.js";
 import { shellWord } from "../../shell-word.js";
 import { CANARY_FILE, SECRET, type Sandbox } from "../../sandbox/sandbox.js";

@@ -14,10 +14,10 @@
 import fc from "fast-check";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../property.js";
+import { type AuditProperty, Departures, execute, inSandbox, toolsOf, violation } from "../runner/property.js";
 import type { Sandbox } from "../../sandbox/sandbox.js";
-import { showDifference, showValue } from "../show.js";
-import type { Scene } from "../counterexample.js";
+import { showDifference, showValue } from "../runner/show.js";
+import type { Scene } from "../runner/counterexample.js";
 import type { AuditTarget } from "../../operations/target.js";
 import { MAX_READ_CHARS, truncationMarker } from "../../../gates/truncate.js";
 

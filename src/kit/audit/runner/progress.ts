@@ -6,7 +6,7 @@
  * once it is done, with the verdict word the report's table gives it (`word`):
  * `audit: [3/14] containment.read passed (50 runs, 1.2s)`.
  */
-import type { CliIo } from "../cli-command.js";
+import type { CliIo } from "../../cli-command.js";
 import type { PropertyResult } from "./run.js";
 
 export interface Progress {

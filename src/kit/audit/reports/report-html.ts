@@ -12,12 +12,12 @@
  * calls with the one the rule broke at marked, and the replay command; then the legend. A
  * counterexample that is no case of calls is shown as its text.
  */
-import { CONSEQUENCES, type Consequence } from "../findings/findings.js";
-import { type Counterexample, SPELLINGS } from "./counterexample.js";
+import { CONSEQUENCES, type Consequence } from "../../findings/findings.js";
+import { type Counterexample, SPELLINGS } from "../runner/counterexample.js";
 import { type JsonReport, type JsonResult, failsRun, verdict } from "./report.js";
-import { entryLine } from "../sandbox/tree.js";
-import { VERSION } from "../version.js";
-import { escapeMarkup } from "../markup.js";
+import { entryLine } from "../../sandbox/tree.js";
+import { VERSION } from "../../version.js";
+import { escapeMarkup } from "../../markup.js";
 
 export function toHtml(report: JsonReport): string {
   const failed = report.results.filter((result) => result.status === "failed");

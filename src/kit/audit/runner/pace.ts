@@ -10,13 +10,13 @@
  * a pace of 0. A call that refuses still counts: its
  * time is the target's pace all the same. A target that stops answering while it is measured (a
  * server that exits) has its pace measured by the calls it answered, 0 when none, and the `trouble`
- * named: no case caused it, so no verdict stands on the run (audit/command.ts).
+ * named: no case caused it, so no verdict stands on the run (audit/command/command.ts).
  * Does not promise: that every tool is as fast as the one timed; a slower tool's property finds out in its
  * own first run (command.ts).
  */
 import { inSandbox } from "./property.js";
-import { OPERATIONS } from "../operations/catalog.js";
-import { type AuditTarget, TargetStopped, surfaceOf } from "../operations/target.js";
+import { OPERATIONS } from "../../operations/catalog.js";
+import { type AuditTarget, TargetStopped, surfaceOf } from "../../operations/target.js";
 
 export const LATENCY_SAMPLES = 5;
 

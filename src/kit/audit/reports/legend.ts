@@ -7,10 +7,10 @@
  * and none for a term they do not: a report without a counterexample on a sandbox has no sandbox
  * lines. The twins are listed by their own names, for each root name the counterexamples use.
  */
-import type { Counterexample } from "./counterexample.js";
-import type { PropertyResult } from "./run.js";
-import { namedTwins } from "../sandbox/root-twins.js";
-import { BOX_NAME, showName } from "../sandbox/tree.js";
+import type { Counterexample } from "../runner/counterexample.js";
+import type { PropertyResult } from "../runner/run.js";
+import { namedTwins } from "../../sandbox/root-twins.js";
+import { BOX_NAME, showName } from "../../sandbox/tree.js";
 
 type Described = Pick<PropertyResult, "status" | "kind" | "title" | "reason" | "counterexample"> & { case?: Counterexample };
 

@@ -25,10 +25,10 @@
  * an alert.
  */
 import { type JsonReport, type JsonResult, SHRINK_STOPPED, failsRun, total } from "./report.js";
-import type { CoverageRow } from "./coverage.js";
-import { findingLines } from "../findings/findings.js";
-import { VERSION } from "../version.js";
-import { type SarifResult, type SarifRule, toSarifLog } from "../findings/sarif.js";
+import type { CoverageRow } from "../coverage.js";
+import { findingLines } from "../../findings/findings.js";
+import { VERSION } from "../../version.js";
+import { type SarifResult, type SarifRule, toSarifLog } from "../../findings/sarif.js";
 
 /** Written from the JSON report, so that `merge` writes them for shards as `audit` does for a run. */
 export function toJUnit(report: JsonReport): string {

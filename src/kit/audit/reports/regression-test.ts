@@ -20,10 +20,10 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import type { Counterexample } from "./counterexample.js";
+import type { Counterexample } from "../runner/counterexample.js";
 import type { JsonReport, JsonResult } from "./report.js";
-import { VERSION } from "../version.js";
-import { entryLine } from "../sandbox/tree.js";
+import { VERSION } from "../../version.js";
+import { entryLine } from "../../sandbox/tree.js";
 
 /** What a regression test asserts, by the consequence of the failure (or, for `fields.nulBytes`, its rule). */
 type Rule = "outside read" | "outside changed" | "outside revealed" | "inside destroyed" | "refused";

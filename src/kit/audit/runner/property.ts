@@ -17,14 +17,14 @@
  */
 import { dirname } from "node:path";
 import type fc from "fast-check";
-import { type Sandbox, auditTempDir, createSandbox } from "../sandbox/sandbox.js";
-import { type AuditTarget, type ContractExport, TargetStopped } from "../operations/target.js";
-import { PastDeadline } from "../operations/surface.js";
-import { ORACLES, type OracleId } from "../operations/catalog.js";
-import type { Consequence, Cwe, Threat } from "../findings/findings.js";
+import { type Sandbox, auditTempDir, createSandbox } from "../../sandbox/sandbox.js";
+import { type AuditTarget, type ContractExport, TargetStopped } from "../../operations/target.js";
+import { PastDeadline } from "../../operations/surface.js";
+import { ORACLES, type OracleId } from "../../operations/catalog.js";
+import type { Consequence, Cwe, Threat } from "../../findings/findings.js";
 import type { BrokenAt, Scene } from "./counterexample.js";
-import { transcribeSandbox, transcribedSoFar } from "../operations/surface.js";
-import type { Tool, ToolResult } from "../../gates/tool.js";
+import { transcribeSandbox, transcribedSoFar } from "../../operations/surface.js";
+import type { Tool, ToolResult } from "../../../gates/tool.js";
 
 export type Gate = "stringField" | "workspacePath" | "isInside" | "truncation" | "bash limits" | "approval" | "agent loop" | "coverage";
 

@@ -9,11 +9,11 @@
  * names any (or the file cannot be read), so a report can say so.
  */
 import { readFile } from "node:fs/promises";
-import { type Named, lineNaming } from "../findings/sarif.js";
-import { CONTRACT_EXPORTS, type ContractExport } from "../operations/target.js";
-import { COVERAGE_ID, type CoverageRow, failsCoverage } from "./coverage.js";
-import { PROPERTIES } from "./properties/index.js";
-import type { PropertyResult } from "./run.js";
+import { type Named, lineNaming } from "../../findings/sarif.js";
+import { CONTRACT_EXPORTS, type ContractExport } from "../../operations/target.js";
+import { COVERAGE_ID, type CoverageRow, failsCoverage } from "../coverage.js";
+import { PROPERTIES } from "../properties/index.js";
+import type { PropertyResult } from "../runner/run.js";
 
 /** A failure's line in the file its SARIF result points at. */
 export interface Located {

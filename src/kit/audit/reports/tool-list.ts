@@ -7,10 +7,10 @@
  * why no property attacks it (it takes no path, the kit cannot classify it, it is excluded). A target
  * without tools says so.
  */
-import type { OfferedTool } from "../operations/surface.js";
-import type { Classification } from "../operations/classify.js";
+import type { OfferedTool } from "../../operations/surface.js";
+import type { Classification } from "../../operations/classify.js";
 import { aligned } from "./report.js";
-import { showValue } from "./show.js";
+import { showValue } from "../runner/show.js";
 
 /** The text `--list-tools` prints for `label`'s tools. */
 export function renderToolList(label: string, offered: readonly OfferedTool[]): string {

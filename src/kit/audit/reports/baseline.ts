@@ -12,7 +12,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { JsonReport } from "./report.js";
-import type { PropertyResult } from "./run.js";
+import type { PropertyResult } from "../runner/run.js";
 
 export interface BaselineComparison {
   baseline: string;

@@ -14,14 +14,14 @@
  * its consequence and threat, as `audit`'s does.
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { type CliCommand, UsageError, parseCommandArgs } from "../cli-command.js";
+import { type CliCommand, UsageError, parseCommandArgs } from "../../cli-command.js";
 import { type JsonReport, type JsonResult, addedUp, closingLine, failsRun, findingsLine, summarize, total, verdict } from "./report.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import { toHtml } from "./report-html.js";
-import { COVERAGE_ID, coverageResult, mergeCoverage } from "./coverage.js";
+import { COVERAGE_ID, coverageResult, mergeCoverage } from "../coverage.js";
 import { legendOf } from "./legend.js";
-import type { PropertyResult } from "./run.js";
-import { type Consequence, findingLines } from "../findings/findings.js";
+import type { PropertyResult } from "../runner/run.js";
+import { type Consequence, findingLines } from "../../findings/findings.js";
 
 /** Shards that do not make up one run. */
 export class MergeError extends Error {}

@@ -17,10 +17,10 @@
  */
 import fc from "fast-check";
 import { type AuditProperty, type Gate, type PropertyKind, Hang, Violation, disposeSandboxes, settle } from "./property.js";
-import { type Consequence, type Cwe, type Threat, graverTier, isConvention, weaknessesOf } from "../findings/findings.js";
-import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, recordingCalls, transcribing } from "../operations/surface.js";
+import { type Consequence, type Cwe, type Threat, graverTier, isConvention, weaknessesOf } from "../../findings/findings.js";
+import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, recordingCalls, transcribing } from "../../operations/surface.js";
 import { type Counterexample, counterexampleOf, renderCounterexample } from "./counterexample.js";
-import { type AuditTarget, TargetStopped } from "../operations/target.js";
+import { type AuditTarget, TargetStopped } from "../../operations/target.js";
 
 export interface RunOptions {
   seed: number;

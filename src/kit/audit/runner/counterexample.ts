@@ -15,11 +15,11 @@
  * first, and paths under `$BOX` are that sandbox's); an input is shown as it was when the case ended,
  * so a tool that changes the object it was passed changes what its call shows.
  */
-import type { RootSpelling } from "./arbitraries/workspace-root.js";
+import type { RootSpelling } from "../arbitraries/workspace-root.js";
 import { showValue } from "./show.js";
-import { type SentCall, type Transcript } from "../operations/surface.js";
-import { BOX_NAME, type ShownEntry, type Tree, entryLine, showName, shownTree } from "../sandbox/tree.js";
-import { ROOT_ALIAS } from "../sandbox/sandbox.js";
+import { type SentCall, type Transcript } from "../../operations/surface.js";
+import { BOX_NAME, type ShownEntry, type Tree, entryLine, showName, shownTree } from "../../sandbox/tree.js";
+import { ROOT_ALIAS } from "../../sandbox/sandbox.js";
 import { posix } from "node:path";
 
 /** A call as a report shows it. */

@@ -13,9 +13,9 @@
  * below, so a slow target is not taken for a hanging one.
  */
 import { Hang } from "./property.js";
-import type { AuditTarget } from "../operations/target.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
-import { releaseFifos } from "../sandbox/fifos.js";
+import type { AuditTarget } from "../../operations/target.js";
+import type { Sandbox } from "../../sandbox/sandbox.js";
+import { releaseFifos } from "../../sandbox/fifos.js";
 
 /** How long calls may take before a case's FIFOs are released, and before a call counts as hung. */
 export interface CallPace {

@@ -20,18 +20,18 @@
  * The JSON report (`JSON_SCHEMA_VERSION`) carries the tool's name and version, the summary counts
  * and every result with its replay command.
  */
-import type { PropertyResult } from "./run.js";
-import { shellWord } from "../shell-word.js";
-import { VERSION } from "../version.js";
+import type { PropertyResult } from "../runner/run.js";
+import { shellWord } from "../../shell-word.js";
+import { VERSION } from "../../version.js";
 import { legendOf } from "./legend.js";
-import type { Counterexample } from "./counterexample.js";
+import type { Counterexample } from "../runner/counterexample.js";
 import type { Located } from "./located.js";
-import type { Shard } from "./shard.js";
-import { COVERAGE_ID, type CoverageRow, renderCoverage } from "./coverage.js";
-import { CONSEQUENCES, type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../findings/findings.js";
-import { findingFingerprint } from "../findings/sarif.js";
-import { type Suppression, type SuppressionOutcome, type SuppressionsFile, judgeSuppressions } from "../findings/suppressions.js";
-import { type CallCount, type OptionCount, addCalls, addOptions, optionsFrom, optionsRecord } from "../operations/surface.js";
+import type { Shard } from "../runner/shard.js";
+import { COVERAGE_ID, type CoverageRow, renderCoverage } from "../coverage.js";
+import { CONSEQUENCES, type Consequence, type Cwe, DEFAULT_FAIL_ON, type Threat, findingLines } from "../../findings/findings.js";
+import { findingFingerprint } from "../../findings/sarif.js";
+import { type Suppression, type SuppressionOutcome, type SuppressionsFile, judgeSuppressions } from "../../findings/suppressions.js";
+import { type CallCount, type OptionCount, addCalls, addOptions, optionsFrom, optionsRecord } from "../../operations/surface.js";
 
 /** Bumped when a field of the JSON report changes meaning or goes away (adding one does not). */
 export const JSON_SCHEMA_VERSION = 3;
