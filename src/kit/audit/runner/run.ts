@@ -48,7 +48,10 @@ export interface RunOptions {
    * floor of runs cannot fit its share: command.ts); the cases it leaves are not counted as judged.
    */
   caseDeadlineMs?: number;
-  /** Past this, in ms from the start of the run, no further run starts (fast-check's interruptAfterTimeLimit). */
+  /**
+   * Past this, in ms from the start of the run, no further run starts; the run under way goes to its
+   * end (or its `caseDeadlineMs`). A check cut so is never failed by it: only a judged case fails.
+   */
   interruptAfterMs?: number;
   /** Called as each case starts, with how many have started (shrinking included). */
   onCase?: (started: number) => void;
@@ -178,6 +181,9 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   let shrinkStopped = false;
   let targetTrouble: string | undefined;
   let unjudged = 0;
+  // Runs started (shrink candidates not counted), and whether the interrupt kept later ones from starting.
+  let runsStarted = 0;
+  let interrupted = false;
   const consequences = new Set<Consequence>();
   const calls: CallCount = new Map();
   const sentOptions: OptionCount = new Map();
@@ -239,9 +245,19 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
         return;
       }
     }
+    // Past the interrupt no further run starts: it is skipped, never judged (fast-check's own
+    // interruptAfterTimeLimit abandons the case under way, and calls a check it cut before any run
+    // passed failed, with no counterexample).
+    if (!shrinking && options.interruptAfterMs !== undefined && performance.now() - startedAt > options.interruptAfterMs) {
+      interrupted = true;
+      return;
+    }
     options.onCase?.(++started);
     const run = nextRun;
-    if (!shrinking) nextRun += 1;
+    if (!shrinking) {
+      nextRun += 1;
+      runsStarted += 1;
+    }
     const deadlineAt = options.caseDeadlineMs === undefined ? undefined : startedAt + options.caseDeadlineMs;
     const recorded = await recordingCalls(() => settle(judge(value)), deadlineAt);
     if (!shrinking) {
@@ -251,7 +267,9 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     const { answer } = recorded;
     // A case cut at its deadline by a call it could no longer make judged nothing more than it had.
     const cut = !answer.ok && answer.error instanceof PastDeadline;
-    const left = cut ? Math.max(recorded.unjudged, property.casesIn?.(value) ?? 1) : recorded.unjudged;
+    // The cases it folded onto others were judged by them: a cut leaves the rest, never more.
+    const casesIn = Math.max(0, (property.casesIn?.(value) ?? 1) - recorded.folded);
+    const left = cut ? casesIn : Math.min(casesIn, recorded.unjudged);
     if (!answer.ok && !cut) {
       const consequence = consequenceOf(answer.error, property.consequence);
       consequences.add(consequence);
@@ -261,7 +279,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       failingTranscript = transcript;
       if (!shrinking && departures !== "fail" && isConvention(consequence)) {
         // The case was judged to its end (a property settles departures last): its cases count.
-        cases += (property.casesIn?.(value) ?? 1) - recorded.folded;
+        cases += casesIn;
         departure ??= { run, value, error: answer.error, transcript };
         return;
       }
@@ -271,7 +289,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       throw answer.error;
     }
     if (!shrinking) {
-      cases += (property.casesIn?.(value) ?? 1) - left - recorded.folded;
+      cases += casesIn - left;
       unjudged += left;
     }
   };
@@ -283,18 +301,18 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       // A path without `:` makes fast-check start at that case of the stream and run numRuns from there.
       ...(options.path === undefined ? (options.firstRun ? { path: String(options.firstRun) } : {}) : { path: options.path }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
-      ...(options.interruptAfterMs === undefined ? {} : { interruptAfterTimeLimit: options.interruptAfterMs }),
     })
     .finally(() => disposeSandboxes({ keepIdle: options.keepSandboxes === true }));
   const timeMs = Math.round(performance.now() - startedAt);
   const counted = {
-    runs: details.numRuns,
+    // A run the interrupt skipped passed in fast-check's eyes, and is no run here.
+    runs: details.failed ? details.numRuns : runsStarted,
     cases,
     timeMs,
     calls: Object.fromEntries(calls),
     ...(sentOptions.size === 0 ? {} : { options: optionsRecord(sentOptions) }),
     ...(targetTrouble === undefined ? {} : { targetTrouble }),
-    ...(unjudged > 0 || details.interrupted ? { cutShort: true as const } : {}),
+    ...(unjudged > 0 || interrupted ? { cutShort: true as const } : {}),
     ...(unjudged > 0 ? { unjudged } : {}),
   };
   const failure = async (value: T | undefined, error: unknown, path: string | null, made: Transcript | undefined): Promise<PropertyResult> => {
