@@ -6,7 +6,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RUNS } from "../src/kit/audit/command/command.js";
+import { DEFAULT_RUNS } from "../src/kit/audit/command/budget.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { cli, useScratch } from "./support/cli.js";

@@ -8,7 +8,7 @@
  * record of its own: every call of a tool, through a surface or through the tools a target returns
  * (`recorded`), is counted by the tool's name in the record of the case under way, and so is each
  * optional argument a call sent (`recordOption`), so coverage counts what the audit did, never what
- * it meant to do. A case run with a deadline (a slow target's, audit/command/command.ts) makes no call past
+ * it meant to do. A case run with a deadline (a slow target's, audit/command/budget.ts) makes no call past
  * it: the call is refused with `PastDeadline`, and the property counts what it leaves unjudged
  * (`leaveUnjudged`). `transcribing` runs a case with a transcript of its own: every tool call
  * (`recorded`, or over MCP the server's tool), every call of a module's export that wraps it

@@ -1,7 +1,7 @@
 /**
  * How fast a target answers, measured before any property runs: the bounds of a call grow with it
  * (watch.ts), a server's calls get room to answer (mcp/target.ts), and the time budget knows which
- * properties cannot run their floor of runs in their share (command.ts).
+ * properties cannot run their floor of runs in their share (command/budget.ts).
  *
  * Promises: `measurePace` starts the target's tools on a fresh sandbox (a server is started and
  * timed apart), then calls one tool (`timedCall`: read, when there is one) on a name that does not
@@ -12,7 +12,7 @@
  * server that exits) has its pace measured by the calls it answered, 0 when none, and the `trouble`
  * named: no case caused it, so no verdict stands on the run (audit/command/command.ts).
  * Does not promise: that every tool is as fast as the one timed; a slower tool's property finds out in its
- * own first run (command.ts).
+ * own first run (command/budget.ts).
  */
 import { inSandbox } from "./property.js";
 import { OPERATIONS } from "../../operations/catalog.js";

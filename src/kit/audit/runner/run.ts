@@ -45,7 +45,7 @@ export interface RunOptions {
   shrinkDeadlineMs?: number;
   /**
    * When a run's case must start no new call, in ms from the start of the run (a slow target's, whose
-   * floor of runs cannot fit its share: command.ts); the cases it leaves are not counted as judged.
+   * floor of runs cannot fit its share: command/budget.ts); the cases it leaves are not counted as judged.
    */
   caseDeadlineMs?: number;
   /**
@@ -123,7 +123,7 @@ export interface PropertyResult {
   unjudged?: number;
   /**
    * The target is too slow for this property's floor of runs within its share of the time budget
-   * (command.ts): the runs the floor asks, and about how long they would take at the pace its runs took.
+   * (command/budget.ts): the runs the floor asks, and about how long they would take at the pace its runs took.
    */
   shortOfFloor?: { floorRuns: number; neededMs?: number };
 }
