@@ -6,7 +6,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type AuditProperty, violation } from "../src/kit/audit/runner/property.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
-import { foldCases, recordCall } from "../src/kit/operations/surface.js";
+import { SLOW_FACTOR, type Share, budgetShares, runWithinTime, runsTimeMs, shortOfFloor } from "../src/kit/audit/command/budget.js";
+import { verdict } from "../src/kit/audit/reports/report.js";
+import { parseAuditArgs } from "../src/kit/audit/command/flags.js";
+import { awaitingTarget, foldCases, recordCall } from "../src/kit/operations/surface.js";
 
 const target = { label: "m.mjs", isInside: () => true };
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
@@ -77,5 +80,114 @@ describe("the cases a run counts", () => {
     );
     expect(result.cases).toBeGreaterThanOrEqual(0);
     expect(result).toMatchObject({ status: "passed", cutShort: true, cases: 0, unjudged: 7 });
+  });
+});
+
+/** A share of `ms` each, the target's calls priced at `callMs`. */
+const share = (ms: number, callMs: number, more: Partial<Share> = {}): Share => ({ runsMs: ms, fairMs: ms, totalMs: ms, shrinkMs: ms, callMs, ...more });
+
+describe("the floor of runs", () => {
+  // At load ~10 a correct module got exit 2, "too slow to judge … about --time 80", and a server whose
+  // calls took a median 0.4 ms "the target is too slow": the share's wall time was spent by the machine.
+  it("is always run when the machine is slow and the target's calls are fast: load stretches the wall time, never the verdict", async () => {
+    const result = await runWithinTime(
+      example(async () => {
+        // The audit's own work is slow (a busy machine); the target answers at once.
+        await sleep(5);
+        await awaitingTarget(Promise.resolve(recordCall("read_file")));
+      }),
+      target,
+      { seed: 1, runs: 10 },
+      share(1, 0.01),
+    );
+    expect(result).toMatchObject({ status: "passed", runs: 10 });
+    expect(result.shortOfFloor).toBeUndefined();
+    expect(result.cutShort).toBeUndefined();
+  });
+
+  it("is cut for a target whose own calls are slow, which the verdict names with their measured time", async () => {
+    // Each run waits 30 ms on the target's answers against a fair share of 10 ms: SLOW_FACTOR shares,
+    // 40 ms, are spent within two runs, and no run starts after them.
+    const result = await runWithinTime(
+      example(() => {
+        recordCall("read_file");
+        return awaitingTarget(sleep(30));
+      }),
+      target,
+      { seed: 1, runs: 10 },
+      share(10, 30),
+    );
+    expect(result.status).toBe("passed");
+    expect(result.runs).toBeGreaterThanOrEqual(1);
+    expect(result.runs).toBeLessThanOrEqual(2);
+    expect(result.targetMs).toBeGreaterThanOrEqual(SLOW_FACTOR * 10);
+    expect(result.shortOfFloor).toMatchObject({ floorRuns: 10, callMs: 30 });
+    expect(result.shortOfFloor?.neededMs).toBeGreaterThanOrEqual(30 * 10);
+    const why = shortOfFloor([result]);
+    expect(why).toMatch(/^the target is too slow to judge at this budget: its calls take a median 30 ms, and 1 property \(example\.budget\) ran short/);
+    expect(verdict(result, { conformance: false, failOn: [] })).toBe("too slow to judge");
+  });
+
+  it("is cut by --max-time only, and then the audit is named with the machine's load, not the target", async () => {
+    const result = await runWithinTime(
+      example(() => recordCall("read_file")),
+      target,
+      { seed: 1, runs: 10 },
+      share(1_000, 0.01, { maxTime: { at: performance.now() - 1, seconds: 7 } }),
+    );
+    expect(result).toMatchObject({ status: "passed", runs: 0, shortOfFloor: { floorRuns: 10, maxTimeSeconds: 7 } });
+    expect(result.shortOfFloor?.callMs).toBeUndefined();
+    expect(shortOfFloor([result])).toMatch(/^the audit reached --max-time 7 before 1 property \(example\.budget\) ran the runs every verdict needs: the machine is busy \(load [\d.]+ on \d+ cores\), not the target/);
+    expect(verdict(result, { conformance: false, failOn: [] })).toBe("cut at --max-time");
+  });
+
+  it("keeps a failure found before the cut, with its counterexample", async () => {
+    const result = await runWithinTime(
+      example(async (value) => {
+        await awaitingTarget(sleep(30));
+        if (value > 10) violation(`broke at ${value}`);
+      }),
+      target,
+      { seed: 1, runs: 10 },
+      share(10, 30),
+    );
+    expect(result.status).toBe("failed");
+    expect(result.shortOfFloor).toBeUndefined();
+    expect(result.counterexample).toBe("11");
+  });
+});
+
+describe("the shrink's share", () => {
+  // --time 10 on a small Python server: shrinking each failure took 18-30 s, and the properties after
+  // them read "too slow to judge" for a target whose calls took 0.4 ms.
+  it("comes from a pool of its own: a long shrink leaves the later properties' shares as they were", () => {
+    const shares = budgetShares(40_000, 4, 0.5, undefined);
+    expect(shares.next()).toMatchObject({ runsMs: 10_000, shrinkMs: 10_000, fairMs: 10_000 });
+    shares.spent({ timeMs: 31_000, shrinkMs: 30_000 });
+    expect(shares.next()).toMatchObject({ runsMs: 13_000, shrinkMs: 10_000 / 3 });
+  });
+
+  it("takes what it took from the shrink pool, not the runs' share", async () => {
+    const result = await runProperty(
+      example(async (value) => {
+        await sleep(1);
+        if (value > 10) violation(`broke at ${value}`);
+      }),
+      target,
+      { seed: 1, runs: 10, shrinkDeadlineMs: 10_000 },
+    );
+    expect(result).toMatchObject({ status: "failed", counterexample: "11" });
+    expect(result.shrinkMs).toBeGreaterThan(0);
+    expect(runsTimeMs(result)).toBe(result.timeMs - (result.shrinkMs ?? 0));
+  });
+});
+
+describe("--max-time", () => {
+  it("caps a time budget, and is refused where it would cut every audit or has no budget to cap", () => {
+    expect(parseAuditArgs(["--time", "10", "--max-time", "60"])).toMatchObject({ time: 10, maxTime: 60 });
+    expect(parseAuditArgs([]).maxTime).toBeUndefined();
+    expect(() => parseAuditArgs(["--time", "10", "--max-time", "5"])).toThrow(/^--max-time must be at least --time \(10\), got 5/);
+    expect(() => parseAuditArgs(["--runs", "5", "--max-time", "60"])).toThrow(/^--max-time caps a time budget: give it without --runs or --path$/);
+    expect(() => parseAuditArgs(["--max-time", "soon"])).toThrow(/^--max-time must be an integer/);
   });
 });

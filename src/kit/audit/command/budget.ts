@@ -1,13 +1,28 @@
 /**
  * The time budget of an audit: how the `--time` seconds are shared among the properties
  * (`timeShares`), how one property spends its share (`runWithinTime`), and why no verdict stands on
- * a run that left a property short of its floor (`tooSlow`).
+ * a run that left a property short of its floor (`shortOfFloor`).
+ *
+ * Promises: the verdict at a seed depends on the target and the seed, not on the machine's load.
+ * Every property runs its floor of runs (`DEFAULT_RUNS`, scaled by its `budgetScale`) to its end,
+ * however long the machine takes: load stretches the wall time, and only `--max-time`, which the
+ * user sets, cuts it (then no verdict stands, and the exit says the cap and the machine's load). A
+ * target is too slow to judge only by its own calls: when answering the calls of a property's runs
+ * has kept it busy for `SLOW_FACTOR` fair shares of the budget before the floor was run (the time
+ * some call waited on its answer, the audit's own work not counted), the message naming the median
+ * time of one call measured before any property ran (pace.ts). The time left in a property's share runs further blocks of
+ * runs. Shrinking a failure has a pool of its own, as large as the budget, so a long shrink never
+ * takes the time of the properties after it.
+ * Does not promise: that the wall time stays within `--time` (the floor runs whatever the load, and
+ * each failure's shrink may take up to `shrinkCapMs`); that the target's time is free of the load (a
+ * target on a busy machine answers slower too, though the audit's own work no longer counts).
  */
+import { availableParallelism, loadavg } from "node:os";
 import { type Consequence, isConvention } from "../../findings/findings.js";
 import type { AuditTarget } from "../../operations/target.js";
-import { type AuditReport, addedUp } from "../reports/report.js";
+import { addedUp } from "../reports/report.js";
 import type { AuditProperty } from "../runner/property.js";
-import { type PropertyResult, type RunOptions, runProperty } from "../runner/run.js";
+import { type PropertyResult, type RunOptions, type ShortOfFloor, runProperty } from "../runner/run.js";
 import { SHARD_STRIDE } from "../runner/shard.js";
 
 /** Runs per property with `--runs` and no number; also the floor of the time budget, which the kill matrix holds forks to. */
@@ -19,25 +34,15 @@ export const DEFAULT_RUNS = 50;
  */
 export const DEFAULT_TIME_SECONDS = 40;
 
-/**
- * Why no verdict stands on a run that found nothing but left some property short of its floor of
- * runs (`runWithinTime`): the pace measured, and the budget that would run every floor.
- */
-export function tooSlow(report: AuditReport): string | undefined {
-  const short = report.results.filter((result) => result.shortOfFloor !== undefined);
-  if (short.length === 0) return undefined;
-  const unknown = short.filter((result) => result.shortOfFloor?.neededMs === undefined).length;
-  const neededMs = report.results.reduce((sum, result) => sum + (result.shortOfFloor === undefined ? result.timeMs : (result.shortOfFloor.neededMs ?? 0)), 0);
-  const budget = `${unknown === 0 ? "about" : "more than"} --time ${Math.ceil(neededMs / 1000)} would run ${unknown === 0 ? "them all" : `the ones measured (${unknown} judged nothing before their share ran out)`}`;
-  return `the target is too slow to judge at this budget: its calls take a median ${report.time?.latencyMs ?? "?"} ms, and ${short.length} propert${short.length === 1 ? "y" : "ies"} ran short of the runs every verdict needs (${short.map((result) => result.id).join(", ")}); ${budget}`;
-}
+/** How many fair shares of the budget the calls of a property's floor may keep the target busy before it is too slow to judge. */
+export const SLOW_FACTOR = 4;
 
 /**
  * The `--time` budget among the properties that run and are not capped: each one's share is an equal
  * part of what the ones before it left, so a property done early leaves its time to the rest, and one
  * that overran its share (its floor of runs took longer) takes it from them. `fairMs`, an equal part
- * of the whole, is what a property may take to show that its target is too slow, whatever the ones
- * before it spent.
+ * of the whole, prices what the target's calls may take, whatever the ones before it spent. Shrinking
+ * has a pool of its own, shared the same way (`runAudit`).
  */
 export function timeShares(totalMs: number, properties: number): { next(): number; spent(ms: number): void; readonly fairMs: number } {
   let leftMs = totalMs;
@@ -52,78 +57,101 @@ export function timeShares(totalMs: number, properties: number): { next(): numbe
   };
 }
 
-/** How many shares a property's floor of runs may take before the target counts as too slow for it. */
-export const SLOW_FACTOR = 4;
+/** What a result took of its runs' share: its time but the shrink's, which is the shrink pool's. */
+export const runsTimeMs = (result: Pick<PropertyResult, "timeMs" | "shrinkMs">): number => Math.max(0, result.timeMs - (result.shrinkMs ?? 0));
 
 /**
- * A time budget that never runs fewer runs than `--runs`' default would on a target that can run
- * them: first one run, which tells what the floor costs; then, when the floor fits in `SLOW_FACTOR`
- * shares, exactly the rest of `floor.runs` (the kill matrix holds every fork to dying within those,
- * whatever the machine's speed), then further blocks of as many, from the next run of the same
- * stream, while time is left. Every run of a block goes to its end: none is abandoned to go on beside
- * the next property. On a target too slow for its floor (the first run alone outlasts the share, or
- * the floor would outlast `SLOW_FACTOR` shares), the property runs what fits in its share, the cases
- * cut at its end; when the runs done price the rest of the floor within `SLOW_FACTOR` shares (the first
- * run was only cold), the rest is run, else it says so (`shortOfFloor`, with about how long the floor
- * would take): the verdict then cannot be green. A failure shrinks until the share is spent (but for its first
- * `SHRINK_FLOOR_CANDIDATES`), so a property that fails over a slow target does not take the others'
- * time to shrink. A departure from a convention does not stop the blocks: it stays the result unless
- * a later block finds worse.
+ * The shares of `totalMs` among `properties` properties, in turn: the runs' from one pool, the
+ * shrinks' from another as large (`timeShares` each), so that a long shrink takes no time from the
+ * runs of the properties after it; each property's time is `spent` from the pool it was taken from.
  */
-export async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, timeLimitMs: number, fairMs: number): Promise<PropertyResult> {
-  // A run that outlasts a fair share of the budget (but for what it waits on purpose) is too slow for
-  // any floor; a share that the properties before spent early takes no time from this test.
-  const slowShareMs = Math.max(timeLimitMs, fairMs);
-  const deadlineMs = slowShareMs + (property.waitsMs ?? 0);
-  const short = (result: PropertyResult, floorRuns: number): PropertyResult =>
-    searchesOn(result) ? { ...result, shortOfFloor: { floorRuns, ...(result.cases === 0 ? {} : { neededMs: Math.round(estimatedRunMs(result) * floorRuns) }) } } : result;
-  if (property.maxRuns !== undefined) {
-    const capped = await runProperty(property, target, { ...floor, shrinkDeadlineMs: timeLimitMs, caseDeadlineMs: deadlineMs });
-    return capped.cutShort === true ? short(capped, Math.min(floor.runs, property.maxRuns)) : capped;
-  }
-  const first = floor.firstRun ?? 0;
-  let result = await runProperty(property, target, { ...floor, runs: 1, shrinkDeadlineMs: timeLimitMs, caseDeadlineMs: deadlineMs });
+export function budgetShares(totalMs: number, properties: number, callMs: number, maxTime: MaxTime | undefined): { next(): Share; spent(result: Pick<PropertyResult, "timeMs" | "shrinkMs">): void } {
+  const runs = timeShares(totalMs, properties);
+  const shrinks = timeShares(totalMs, properties);
+  return {
+    next: () => ({ runsMs: runs.next(), fairMs: runs.fairMs, totalMs, shrinkMs: shrinks.next(), callMs, ...(maxTime === undefined ? {} : { maxTime }) }),
+    spent(result) {
+      runs.spent(runsTimeMs(result));
+      shrinks.spent(result.shrinkMs ?? 0);
+    },
+  };
+}
+
+/** `--max-time`: when (`performance.now()`) no further call starts, and the seconds the user gave. */
+export interface MaxTime {
+  at: number;
+  seconds: number;
+}
+
+/** One property's part of the budget. */
+export interface Share {
+  /** How long its runs may go on past the floor: its share of what the properties before it left. */
+  runsMs: number;
+  /** An equal part of the whole budget, and the budget's size: they price the calls the floor may make. */
+  fairMs: number;
+  totalMs: number;
+  /** How long shrinking a failure may go on past its floor of candidates: its share of the shrink pool. */
+  shrinkMs: number;
+  /** The median time of one of the target's calls (pace.ts), which a too slow target is named by; 0 for a target without tools. */
+  callMs: number;
+  maxTime?: MaxTime;
+}
+
+/**
+ * A time budget that never runs fewer runs than `--runs`' default would: the floor, `floor.runs` from
+ * the first run of the share (the kill matrix holds every fork to dying within those), each to its
+ * end, then further blocks of as many from the next run of the same stream while the share lasts
+ * (a block stops starting runs at the share's end; the run under way goes to its end). The floor is cut
+ * only by the target's own pace (no run starts once its answers have taken `SLOW_FACTOR` fair
+ * shares: `targetBudgetMs`) or by `--max-time`; either leaves the property short of its
+ * floor (`shortOfFloor`, saying which), and the verdict then cannot be green. A failure found stands
+ * whatever cut the runs after it. A departure from a convention does not stop the blocks: it stays
+ * the result unless a later block finds worse.
+ */
+export async function runWithinTime(property: AuditProperty<unknown>, target: AuditTarget, floor: RunOptions, share: Share): Promise<PropertyResult> {
+  const capped = (options: RunOptions): RunOptions => {
+    if (share.maxTime === undefined) return options;
+    const leftMs = share.maxTime.at - performance.now();
+    return { ...options, caseDeadlineMs: Math.min(options.caseDeadlineMs ?? leftMs, leftMs), interruptAfterMs: Math.min(options.interruptAfterMs ?? leftMs, leftMs) };
+  };
+  const floorRuns = Math.min(floor.runs, property.maxRuns ?? floor.runs);
+  let result = await runProperty(property, target, capped({ ...floor, shrinkDeadlineMs: share.shrinkMs, targetBudgetMs: SLOW_FACTOR * share.fairMs }));
   if (!searchesOn(result)) return result;
+  if (result.cutShort === true) return { ...result, shortOfFloor: shortfall(result, floorRuns, share) };
+  if (property.maxRuns !== undefined) return result;
   /** The result so far and a further block of runs, one result: a departure already found needs no other one shrunk, a later block looks for worse. */
   const andThen = async (block: Partial<RunOptions>): Promise<PropertyResult> => {
     const departed = result.status === "failed";
-    const more = await runProperty(property, target, { ...floor, ...block, ...(departed ? { departures: "note" as const } : {}) });
+    const more = await runProperty(property, target, capped({ ...floor, shrinkDeadlineMs: share.shrinkMs, ...block, ...(departed ? { departures: "note" as const } : {}) }));
     const worse = departed && !searchesOn(more);
     const kept = departed && !worse ? result : more;
     return {
       ...kept,
       ...addedUp([result, more]),
-      ...cut(result, more),
+      ...(result.unjudged === undefined && more.unjudged === undefined ? {} : { unjudged: (result.unjudged ?? 0) + (more.unjudged ?? 0) }),
       ...(worse ? { alsoSeen: [...new Set([...(more.alsoSeen ?? []), result.consequence as Consequence])] } : {}),
       ...(result.targetTrouble === undefined ? {} : { targetTrouble: result.targetTrouble }),
+      ...(kept.shrinkMs === undefined ? {} : { shrinkMs: kept.shrinkMs }),
     };
   };
-  const floorMs = estimatedRunMs(result) * floor.runs;
-  if (result.cutShort === true || floorMs > slowShareMs * SLOW_FACTOR) {
-    const leftMs = slowShareMs - result.timeMs;
-    const firstTry = result;
-    if (result.cutShort !== true && leftMs > 0 && floor.runs > 1)
-      result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: leftMs, caseDeadlineMs: leftMs, interruptAfterMs: leftMs });
-    // A first run pays for what the later ones find ready (a cache warmed, code compiled): the runs the
-    // share ran after it price the rest of the floor better, and when it fits in the slow shares it is
-    // run, the run the share's end cut done again whole.
-    const restMs = slowShareMs * SLOW_FACTOR - result.timeMs;
-    const whole = wholeRuns(result) ? result.runs : result.runs - 1;
-    const afterFirst = { ...result, timeMs: result.timeMs - firstTry.timeMs, runs: result.runs - 1, cases: result.cases - firstTry.cases };
-    if (searchesOn(result) && afterFirst.runs > 0 && whole < floor.runs && estimatedRunMs(afterFirst) * (floor.runs - whole) <= restMs) {
-      const share = result;
-      result = await andThen({ runs: floor.runs - whole, firstRun: first + whole, shrinkDeadlineMs: restMs, caseDeadlineMs: restMs, interruptAfterMs: restMs });
-      if (whole < share.runs) result = redoneOnce(result, share.unjudged ?? 0);
-    }
-    return searchesOn(result) && wholeRuns(result) && result.runs >= floor.runs ? withoutCut(result) : short(result, floor.runs);
-  }
-  if (floor.runs > 1) result = await andThen({ runs: floor.runs - 1, firstRun: first + 1, shrinkDeadlineMs: timeLimitMs - result.timeMs });
+  const first = floor.firstRun ?? 0;
   let next = first + floor.runs;
-  while (searchesOn(result) && result.timeMs < timeLimitMs && next < SHARD_STRIDE + first) {
-    result = await andThen({ firstRun: next, shrinkDeadlineMs: timeLimitMs - result.timeMs });
+  while (searchesOn(result) && runsTimeMs(result) < share.runsMs && next < SHARD_STRIDE + first) {
+    result = await andThen({ firstRun: next, interruptAfterMs: share.runsMs - runsTimeMs(result) });
     next += floor.runs;
   }
-  return result;
+  // The floor was run whole: a block past it that its share's end (or the cap) cut cut nothing a verdict needs.
+  const { cutShort: _, outOfTargetTime: __, ...whole } = result;
+  return whole;
+}
+
+/** Why a property whose floor was cut ran short: its target's own pace, else `--max-time`. */
+function shortfall(result: PropertyResult, floorRuns: number, share: Share): ShortOfFloor {
+  if (result.outOfTargetTime !== true) return { floorRuns, ...(share.maxTime === undefined ? {} : { maxTimeSeconds: share.maxTime.seconds }) };
+  const neededMs = Math.round(((result.targetMs ?? 0) * floorRuns) / Math.max(1, result.runs));
+  // The budget whose fair share, SLOW_FACTOR times, would hold those calls.
+  const neededTimeSeconds = Math.ceil((neededMs * share.totalMs) / share.fairMs / SLOW_FACTOR / 1000);
+  return { floorRuns, neededMs, callMs: Math.round(share.callMs * 10) / 10, neededTimeSeconds };
 }
 
 /** A result after which the blocks go on: one that passed, or failed only by departing from a convention. */
@@ -132,31 +160,21 @@ function searchesOn(result: PropertyResult): boolean {
 }
 
 /**
- * What one whole run of a result took, counting what its cut cases left unjudged at the pace of the
- * cases judged; a run that judged nothing took at least its time (the estimate is then a floor).
+ * Why no verdict stands on a run that found nothing but left some property short of its floor of
+ * runs: the target's pace and the budget that would run every floor, or the cap it reached and the
+ * machine's load (the target is not to blame for a cap).
  */
-function estimatedRunMs(result: PropertyResult): number {
-  const judgedShare = result.cases === 0 ? 1 : result.cases / (result.cases + (result.unjudged ?? 0));
-  return result.timeMs / Math.max(1, result.runs) / judgedShare;
-}
-
-/** Whether every case of a result's runs was judged (a deadline may still have kept later runs from starting). */
-const wholeRuns = (result: PropertyResult) => (result.unjudged ?? 0) === 0;
-
-/** A result whose cut run was done again whole: counted once, and none of its first try's cases left unjudged. */
-function redoneOnce(result: PropertyResult, firstTryUnjudged: number): PropertyResult {
-  const unjudged = (result.unjudged ?? 0) - firstTryUnjudged;
-  const { unjudged: _, ...rest } = result;
-  return { ...rest, runs: result.runs - 1, ...(unjudged > 0 ? { unjudged } : {}) };
-}
-
-/** A result whose runs reached their floor, every case judged: a deadline that stopped later runs cut nothing a verdict needs. */
-function withoutCut({ cutShort: _, ...whole }: PropertyResult): PropertyResult {
-  return whole;
-}
-
-/** Whether either part was cut short, with the cases both left unjudged. */
-function cut(one: PropertyResult, other: PropertyResult): Pick<PropertyResult, "cutShort" | "unjudged"> {
-  const unjudged = (one.unjudged ?? 0) + (other.unjudged ?? 0);
-  return { ...(one.cutShort === true || other.cutShort === true ? { cutShort: true as const } : {}), ...(unjudged > 0 ? { unjudged } : {}) };
+export function shortOfFloor(results: readonly PropertyResult[]): string | undefined {
+  const short = results.filter((result) => result.shortOfFloor !== undefined);
+  if (short.length === 0) return undefined;
+  const slow = short.filter((result) => result.shortOfFloor?.callMs !== undefined);
+  const ids = (some: readonly PropertyResult[]) => `${some.length} propert${some.length === 1 ? "y" : "ies"} (${some.map((result) => result.id).join(", ")})`;
+  if (slow.length > 0) {
+    const callMs = slow[0]?.shortOfFloor?.callMs ?? 0;
+    const neededSeconds = Math.max(...slow.map((result) => result.shortOfFloor?.neededTimeSeconds ?? 0));
+    return `the target is too slow to judge at this budget: its calls take a median ${callMs} ms, and ${ids(slow)} ran short of the runs every verdict needs, their calls alone needing more than the budget gives; about --time ${neededSeconds} would run them all`;
+  }
+  const seconds = short[0]?.shortOfFloor?.maxTimeSeconds;
+  const [load] = loadavg();
+  return `the audit reached --max-time ${seconds ?? "?"} before ${ids(short)} ran the runs every verdict needs: the machine is busy (load ${(load ?? 0).toFixed(1)} on ${availableParallelism()} cores), not the target, whose calls are fast enough for this budget; give a larger --max-time, or run it on a quieter machine`;
 }

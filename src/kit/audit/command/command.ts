@@ -2,9 +2,8 @@
  * `workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]`: every property
  * against an implementation.
  *
- * The budget is time by default (`DEFAULT_TIME_SECONDS`, shared by the properties that run, each
- * taking an equal share of what those before it left, and each first running the runs `--runs 50`
- * gives it; a property capped by `maxRuns`, like the 10 s timeout case, runs on top);
+ * The budget is time by default (`DEFAULT_TIME_SECONDS`, budget.ts: every property runs at least the
+ * runs `--runs 50` gives it, however busy the machine, and `--max-time` caps the wall time);
  * `--runs N` asks for exactly N runs per property instead (a run of a tree-based property is a tree
  * and its probes, each a case: run.ts), for replays and for shards that must add
  * up to one run (`--shard K/N`, shard.ts). Sandboxes that reset cleanly are kept from one property to
@@ -17,7 +16,9 @@
  * is reported as suppressed, with its reason), 1 when any fails, 2 when the audit cannot
  * run or its verdict cannot be delivered: bad flag, unknown property, a module that fails to load or
  * exports none of the contract, a run that checked nothing, an unreadable baseline or suppressions
- * file, a report file that cannot be written (checked before the run, and again when written). With
+ * file, a report file that cannot be written (checked before the run, and again when written), a
+ * property left short of its floor of runs by a target too slow for the budget or by `--max-time`
+ * (budget.ts), unless something failed. With
  * `--baseline FILE` the verdict is the comparison instead, as strict as `--strict` for guarantees:
  * exit 1 when a property the baseline passed fails or is skipped here (a regression), or when a
  * guarantee failed with an escape, whatever the baseline held. Without MODULE it audits the package's own implementation. A failure
@@ -52,7 +53,7 @@ import { locateFailures } from "../reports/located.js";
 import { writeRegressionTests } from "../reports/regression-test.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget } from "../../mcp/target.js";
-import { DEFAULT_RUNS, runWithinTime, timeShares, tooSlow } from "./budget.js";
+import { DEFAULT_RUNS, type MaxTime, budgetShares, runWithinTime, shortOfFloor } from "./budget.js";
 import { type AuditArgs, SYNOPSIS, USAGE, parseAuditArgs } from "./flags.js";
 import { type ReportFile, messageOf, notAWritableDirectory, reportFiles, unwritable } from "./report-files.js";
 
@@ -147,7 +148,9 @@ async function auditTarget(
   const guard = guardInterrupts();
   let report: AuditReport;
   try {
-    report = await runAudit(options, target, io, guard.signal, suppressions);
+    // --max-time counts from the command's start: the target's load and its pace are part of the wall time it caps.
+    const maxTime = options.maxTime === undefined ? undefined : { at: began + options.maxTime * 1_000, seconds: options.maxTime };
+    report = await runAudit(options, target, io, guard.signal, suppressions, maxTime);
   } finally {
     guard.dispose();
   }
@@ -189,7 +192,7 @@ async function auditTarget(
   // Coverage judges the properties' calls: on its own it checked nothing.
   if (!report.results.some((result) => result.id !== COVERAGE_ID && (result.status === "passed" || result.status === "failed")))
     return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
-  const slow = tooSlow(report);
+  const slow = shortOfFloor(report.results);
   if (baseline === undefined) return report.results.some((result) => failsRun(result, report)) ? 1 : slow === undefined ? 0 : cannot(io, slow);
   const comparison = compareWithBaseline(baseline.file, baseline.statuses, report.results, options.conformance);
   io.stdout(renderComparison(comparison));
@@ -200,7 +203,14 @@ async function auditTarget(
 }
 
 /** Runs the selected properties in order, with progress, until done or `signal` aborts. */
-async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, signal: AbortSignal, suppressions: SuppressionsFile | undefined): Promise<AuditReport> {
+async function runAudit(
+  options: AuditArgs,
+  target: AuditTarget,
+  io: CliIo,
+  signal: AbortSignal,
+  suppressions: SuppressionsFile | undefined,
+  maxTime: MaxTime | undefined,
+): Promise<AuditReport> {
   const report: AuditReport = {
     target: target.label,
     seed: options.seed,
@@ -215,7 +225,7 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
   };
   const selected = PROPERTIES.filter((property) => options.only === undefined || options.only.includes(property.id));
   const timed = new Set(selected.filter((property) => property.maxRuns === undefined && notRun(property, target) === undefined));
-  const shares = timeShares(options.time * 1_000, timed.size);
+  const shares = budgetShares(options.time * 1_000, timed.size, target.latencyMs ?? 0, maxTime);
   // A target whose tools start slowly (an MCP server per root) starts them for every root the
   // properties draw, a few at a time, while the first properties run.
   if (target.warm !== undefined) await poolSandboxes(ROOT_NAMES, (box) => target.warm?.(rootSpellings(box)));
@@ -230,7 +240,7 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
       const common = { seed: options.seed, timeoutMs: options.timeoutMs, onCase: (started: number) => progress.atCase(started, runs), keepSandboxes: true };
       const result: PropertyResult | undefined = await Promise.race([
         options.runs === undefined
-          ? runWithinTime(property, target, { ...common, firstRun: options.shard === undefined ? 0 : timedShardStart(options.shard), runs }, shares.next(), shares.fairMs)
+          ? runWithinTime(property, target, { ...common, firstRun: options.shard === undefined ? 0 : timedShardStart(options.shard), runs }, shares.next())
           : runProperty(property, target, {
               ...common,
               ...shardBlock(runs, options.shard ?? { index: 1, count: 1 }),
@@ -239,7 +249,7 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
         aborted,
       ]);
       if (result === undefined) break;
-      if (timed.has(property)) shares.spent(result.timeMs);
+      if (timed.has(property)) shares.spent(result);
       report.results.push(result);
       progress.done(index, selected.length, result);
     }

@@ -13,7 +13,7 @@ import { DEFAULT_RUNS, DEFAULT_TIME_SECONDS } from "./budget.js";
 
 export const SYNOPSIS = "workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]";
 
-export const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S | --runs N] [--seed N]
+export const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--time S [--max-time S] | --runs N] [--seed N]
                              [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]] [--html FILE]
                              [--strict | --fail-on C[,C...] | --baseline FILE] [--suppressions FILE]
                              [--only ID[,ID...]] [--exclude-tool NAME[,NAME...]] [--path P] [--conformance]
@@ -29,7 +29,10 @@ export const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FI
                which MCP tools play read and write (default: those of
                @modelcontextprotocol/server-filesystem; format in docs/contract.md)
   --time S     seconds of cases, shared by the properties that run, each running at least the
-               runs of --runs ${DEFAULT_RUNS} (default ${DEFAULT_TIME_SECONDS}; the one-case timeout property adds 10 s)
+               runs of --runs ${DEFAULT_RUNS} (default ${DEFAULT_TIME_SECONDS}; the one-case timeout property adds 10 s);
+               those runs always run, so a busy machine takes longer, never judges less
+  --max-time S stop the audit after S seconds of wall time, however busy the machine (default:
+               no cap); a property whose runs it cut gets no verdict, and the run exits 2
   --runs N     exactly N generated runs per property instead (some properties scale it down;
                a run of a tree-based property is one tree and up to 64 probes, each a case)
   --shard K/N  run the K-th of N disjoint blocks of runs (merge the reports with
@@ -77,6 +80,8 @@ export interface AuditArgs {
   /** Exactly this many runs per property; undefined for a time budget. */
   runs?: number;
   time: number;
+  /** `--max-time`: the wall time, in seconds, past which no call starts. */
+  maxTime?: number;
   shard?: Shard;
   seed: number;
   json?: string;
@@ -105,6 +110,7 @@ export function parseAuditArgs(argv: readonly string[]): AuditArgs {
     options: {
       runs: { type: "string" },
       time: { type: "string" },
+      "max-time": { type: "string" },
       shard: { type: "string" },
       seed: { type: "string" },
       json: { type: "string" },
@@ -139,6 +145,10 @@ export function parseAuditArgs(argv: readonly string[]): AuditArgs {
   if (values.path !== undefined && (values.seed === undefined || only?.length !== 1))
     throw new UsageError("--path replays one run: give it with --seed and exactly one --only");
   if (values.runs !== undefined && values.time !== undefined) throw new UsageError("--runs and --time are two budgets: give one");
+  const time = positiveInteger("--time", values.time, DEFAULT_TIME_SECONDS);
+  const maxTime = values["max-time"] === undefined ? undefined : positiveInteger("--max-time", values["max-time"], 0);
+  if (maxTime !== undefined && (values.runs !== undefined || values.path !== undefined)) throw new UsageError("--max-time caps a time budget: give it without --runs or --path");
+  if (maxTime !== undefined && maxTime < time) throw new UsageError(`--max-time must be at least --time (${time}), got ${maxTime}: a cap below the budget would cut every audit`);
   const shard = values.shard === undefined ? undefined : parseShard(values.shard);
   if (values.shard !== undefined && shard === undefined) throw new UsageError(`--shard must be K/N with 1 <= K <= N, got ${JSON.stringify(values.shard)}`);
   if (shard !== undefined && values.seed === undefined) throw new UsageError("--shard needs --seed: every shard must draw from the same stream of runs");
@@ -151,7 +161,8 @@ export function parseAuditArgs(argv: readonly string[]): AuditArgs {
     ...(values.mcp === true ? { mcp: { command, ...(values.mapping === undefined ? {} : { mapping: values.mapping }) } } : {}),
     // A replay is one run: it needs no budget, and must not wait for one.
     ...(values.runs !== undefined || values.path !== undefined ? { runs: positiveInteger("--runs", values.runs, DEFAULT_RUNS) } : {}),
-    time: positiveInteger("--time", values.time, DEFAULT_TIME_SECONDS),
+    time,
+    ...(maxTime === undefined ? {} : { maxTime }),
     ...(shard === undefined ? {} : { shard }),
     seed: values.seed === undefined ? Math.floor(Math.random() * 0x7fffffff) : integer("--seed", values.seed),
     ...(values.json === undefined ? {} : { json: values.json }),
