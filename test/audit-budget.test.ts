@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type AuditProperty, violation } from "../src/kit/audit/runner/property.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
-import { SLOW_FACTOR, type Share, budgetShares, runWithinTime, runsTimeMs, shortOfFloor } from "../src/kit/audit/command/budget.js";
+import { SLOW_FACTOR, type Share, budgetShares, targetAllowanceMs, runWithinTime, runsTimeMs, shortOfFloor } from "../src/kit/audit/command/budget.js";
 import { verdict } from "../src/kit/audit/reports/report.js";
 import { parseAuditArgs } from "../src/kit/audit/command/flags.js";
 import { awaitingTarget, foldCases, recordCall } from "../src/kit/operations/surface.js";
@@ -106,8 +106,8 @@ describe("the floor of runs", () => {
   });
 
   it("is cut for a target whose own calls are slow, which the verdict names with their measured time", async () => {
-    // Each run waits 30 ms on the target's answers against a fair share of 10 ms: SLOW_FACTOR shares,
-    // 40 ms, are spent within two runs, and no run starts after them.
+    // Each run waits 30 ms on the target's answers against a budget of 10 ms, all one share: its
+    // allowance, SLOW_FACTOR shares (40 ms), is spent within two runs, and no run starts after them.
     const result = await runWithinTime(
       example(() => {
         recordCall("read_file");
@@ -120,12 +120,20 @@ describe("the floor of runs", () => {
     expect(result.status).toBe("passed");
     expect(result.runs).toBeGreaterThanOrEqual(1);
     expect(result.runs).toBeLessThanOrEqual(2);
+    expect(targetAllowanceMs(share(10, 30))).toBe(SLOW_FACTOR * 10);
     expect(result.targetMs).toBeGreaterThanOrEqual(SLOW_FACTOR * 10);
     expect(result.shortOfFloor).toMatchObject({ floorRuns: 10, callMs: 30 });
     expect(result.shortOfFloor?.neededMs).toBeGreaterThanOrEqual(30 * 10);
     const why = shortOfFloor([result]);
     expect(why).toMatch(/^the target is too slow to judge at this budget: its calls take a median 30 ms, and 1 property \(example\.budget\) ran short/);
     expect(verdict(result, { conformance: false, failOn: [] })).toBe("too slow to judge");
+  });
+
+  it("lets a property's floor keep the target busy for the whole budget, or four fair shares when that is more", () => {
+    // A property whose calls are costly by nature (sequences.bash spawns a shell a call) read "too
+    // slow to judge" at a fair share, on a quiet machine.
+    expect(targetAllowanceMs({ totalMs: 40_000, fairMs: 40_000 / 30 })).toBe(40_000);
+    expect(targetAllowanceMs({ totalMs: 6_000, fairMs: 6_000 })).toBe(24_000);
   });
 
   it("is cut by --max-time only, and then the audit is named with the machine's load, not the target", async () => {

@@ -8,7 +8,7 @@
  * however long the machine takes: load stretches the wall time, and only `--max-time`, which the
  * user sets, cuts it (then no verdict stands, and the exit says the cap and the machine's load). A
  * target is too slow to judge only by its own calls: when answering the calls of a property's runs
- * has kept it busy for `SLOW_FACTOR` fair shares of the budget before the floor was run (the time
+ * has kept it busy for the whole budget (`targetAllowanceMs`) before the floor was run (the time
  * some call waited on its answer, the audit's own work not counted), the message naming the median
  * time of one call measured before any property ran (pace.ts). The time left in a property's share runs further blocks of
  * runs. Shrinking a failure has a pool of its own, as large as the budget, so a long shrink never
@@ -34,8 +34,15 @@ export const DEFAULT_RUNS = 50;
  */
 export const DEFAULT_TIME_SECONDS = 40;
 
-/** How many fair shares of the budget the calls of a property's floor may keep the target busy before it is too slow to judge. */
+/** How many fair shares of the budget the calls of a property's floor may keep the target busy, when that is more than the whole budget. */
 export const SLOW_FACTOR = 4;
+
+/**
+ * How long the target's answers to one property's floor of runs may take before it is too slow for
+ * the budget: the whole budget, or `SLOW_FACTOR` fair shares when that is more (few properties). A
+ * property whose calls are costly by nature (bash spawns a shell each) fits in it, on a busy machine too.
+ */
+export const targetAllowanceMs = (share: Pick<Share, "fairMs" | "totalMs">): number => Math.max(share.totalMs, SLOW_FACTOR * share.fairMs);
 
 /**
  * The `--time` budget among the properties that run and are not capped: each one's share is an equal
@@ -102,8 +109,8 @@ export interface Share {
  * the first run of the share (the kill matrix holds every fork to dying within those), each to its
  * end, then further blocks of as many from the next run of the same stream while the share lasts
  * (a block stops starting runs at the share's end; the run under way goes to its end). The floor is cut
- * only by the target's own pace (no run starts once its answers have taken `SLOW_FACTOR` fair
- * shares: `targetBudgetMs`) or by `--max-time`; either leaves the property short of its
+ * only by the target's own pace (no run starts once its answers have taken `targetAllowanceMs`:
+ * `targetBudgetMs`) or by `--max-time`; either leaves the property short of its
  * floor (`shortOfFloor`, saying which), and the verdict then cannot be green. A failure found stands
  * whatever cut the runs after it. A departure from a convention does not stop the blocks: it stays
  * the result unless a later block finds worse.
@@ -115,7 +122,7 @@ export async function runWithinTime(property: AuditProperty<unknown>, target: Au
     return { ...options, caseDeadlineMs: Math.min(options.caseDeadlineMs ?? leftMs, leftMs), interruptAfterMs: Math.min(options.interruptAfterMs ?? leftMs, leftMs) };
   };
   const floorRuns = Math.min(floor.runs, property.maxRuns ?? floor.runs);
-  let result = await runProperty(property, target, capped({ ...floor, shrinkDeadlineMs: share.shrinkMs, targetBudgetMs: SLOW_FACTOR * share.fairMs }));
+  let result = await runProperty(property, target, capped({ ...floor, shrinkDeadlineMs: share.shrinkMs, targetBudgetMs: targetAllowanceMs(share) }));
   if (!searchesOn(result)) return result;
   if (result.cutShort === true) return { ...result, shortOfFloor: shortfall(result, floorRuns, share) };
   if (property.maxRuns !== undefined) return result;
@@ -149,8 +156,9 @@ export async function runWithinTime(property: AuditProperty<unknown>, target: Au
 function shortfall(result: PropertyResult, floorRuns: number, share: Share): ShortOfFloor {
   if (result.outOfTargetTime !== true) return { floorRuns, ...(share.maxTime === undefined ? {} : { maxTimeSeconds: share.maxTime.seconds }) };
   const neededMs = Math.round(((result.targetMs ?? 0) * floorRuns) / Math.max(1, result.runs));
-  // The budget whose fair share, SLOW_FACTOR times, would hold those calls.
-  const neededTimeSeconds = Math.ceil((neededMs * share.totalMs) / share.fairMs / SLOW_FACTOR / 1000);
+  // The budget whose allowance would hold those calls: the budget itself, or less when SLOW_FACTOR fair shares are more.
+  const properties = share.totalMs / share.fairMs;
+  const neededTimeSeconds = Math.ceil(neededMs / Math.max(1, SLOW_FACTOR / properties) / 1000);
   return { floorRuns, neededMs, callMs: Math.round(share.callMs * 10) / 10, neededTimeSeconds };
 }
 
