@@ -138,7 +138,7 @@ export async function runWithinTime(property: AuditProperty<unknown>, target: Au
       ...(result.unjudged === undefined && more.unjudged === undefined ? {} : { unjudged: (result.unjudged ?? 0) + (more.unjudged ?? 0) }),
       ...(worse ? { alsoSeen: [...new Set([...(more.alsoSeen ?? []), result.consequence as Consequence])] } : {}),
       ...(result.targetTrouble === undefined ? {} : { targetTrouble: result.targetTrouble }),
-      ...(kept.shrinkMs === undefined ? {} : { shrinkMs: kept.shrinkMs }),
+      ...(result.shrinkMs === undefined && more.shrinkMs === undefined ? {} : { shrinkMs: (result.shrinkMs ?? 0) + (more.shrinkMs ?? 0) }),
     };
   };
   const first = floor.firstRun ?? 0;
