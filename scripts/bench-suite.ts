@@ -4,12 +4,12 @@
  * spinning, two per core): the floor of runs runs whatever the load, so load stretches the wall time,
  * and these rows say by how much. Figures only: nothing here fails the run.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { availableParallelism } from "node:os";
+import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_TIME_SECONDS } from "../src/kit/audit/command/budget.js";
 import type { Row } from "../test/support/bench-table.js";
+import { startBusyLoops } from "../test/support/busy-loops.js";
 import type { Section } from "./bench-section.js";
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -46,11 +46,11 @@ function notesOf(run: Timed): string | undefined {
 
 /** Runs `body` beside two busy loops per core, ended when it is done. */
 async function besideBusyLoops<T>(body: () => Promise<T>): Promise<{ loops: number; result: T }> {
-  const loops: ChildProcess[] = Array.from({ length: 2 * availableParallelism() }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
+  const loops = startBusyLoops();
   try {
-    return { loops: loops.length, result: await body() };
+    return { loops: loops.count, result: await body() };
   } finally {
-    for (const loop of loops) loop.kill("SIGKILL");
+    loops.stop();
   }
 }
 

@@ -3,14 +3,13 @@
 // and a correct module "too slow to judge" (exit 2): the machine's load decided. Here each target is
 // audited quietly, then again with busy loops (child processes spinning) on every core, and the two
 // reports must agree property by property, with no failure and no property short of its floor.
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JsonReport } from "../../src/kit/audit/reports/report.js";
 import { isConvention } from "../../src/kit/findings/findings.js";
 import { cli, useScratch } from "../support/cli.js";
+import { startBusyLoops } from "../support/busy-loops.js";
 import { MAPPING_FILE, served } from "../support/surface.js";
 
 const scratch = useScratch("workspace-gates-busy-sweep-");
@@ -34,16 +33,11 @@ const SELECTED = [
   "agent.protocol",
 ].join(",");
 
-let loops: ChildProcess[] = [];
-
-/** Two busy loops per core, as a CI runner shared with other jobs is. */
-function busyLoops(): void {
-  loops = Array.from({ length: 2 * availableParallelism() }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
-}
+let loops: ReturnType<typeof startBusyLoops> | undefined;
 
 afterEach(() => {
-  for (const loop of loops) loop.kill("SIGKILL");
-  loops = [];
+  loops?.stop();
+  loops = undefined;
 });
 
 /** Each property's verdict, as a table row gives it: what must not change with the load. */
@@ -67,7 +61,7 @@ describe.each([
 ] as const)("%s, audited beside busy loops", (_title, name, target) => {
   it("gets the verdicts of a quiet run at the same seed: no false failure, no property short of its floor", async () => {
     const quiet = await audit(`${name}-quiet`, target);
-    busyLoops();
+    loops = startBusyLoops();
     const busy = await audit(`${name}-busy`, target);
     expect(quiet.code, quiet.output).toBe(0);
     expect(busy.code, busy.output).toBe(0);
