@@ -9,6 +9,7 @@ import { runProperty } from "../src/kit/audit/runner/run.js";
 import { SLOW_FACTOR, type Share, budgetShares, targetAllowanceMs, runWithinTime, runsTimeMs, shortOfFloor } from "../src/kit/audit/command/budget.js";
 import { verdict } from "../src/kit/audit/reports/report.js";
 import { parseAuditArgs } from "../src/kit/audit/command/flags.js";
+import { cli } from "./support/cli.js";
 import { awaitingTarget, foldCases, recordCall } from "../src/kit/operations/surface.js";
 
 const target = { label: "m.mjs", isInside: () => true };
@@ -197,5 +198,18 @@ describe("--max-time", () => {
     expect(() => parseAuditArgs(["--time", "10", "--max-time", "5"])).toThrow(/^--max-time must be at least --time \(10\), got 5/);
     expect(() => parseAuditArgs(["--runs", "5", "--max-time", "60"])).toThrow(/^--max-time caps a time budget: give it without --runs or --path$/);
     expect(() => parseAuditArgs(["--max-time", "soon"])).toThrow(/^--max-time must be an integer/);
+  });
+});
+
+describe("an audit that reaches --max-time", () => {
+  // Three floors of fifty trees each, a hundred-odd cases a tree, cannot all run in one second: the cap
+  // cuts them, and the exit says so, blaming neither the target nor the verdict.
+  it("exits 2 naming the cap and the machine's load, and marks what it cut", { timeout: 120_000 }, async () => {
+    const { code, stdout, stderr } = await cli(["audit", "--only", "containment.workspacePath,precision.workspacePath,faults.workspacePath", "--time", "1", "--max-time", "1", "--seed", "1"]);
+    expect(code, stdout + stderr).toBe(2);
+    expect(stderr).toMatch(/^audit: the audit reached --max-time 1 before \d propert(y|ies) \([a-zA-Z.,\s]+\) ran the runs every verdict needs: the machine is busy \(load [\d.]+ on \d+ cores\), not the target/m);
+    expect(stdout).toMatch(/^workspacePath\s+\S+\s+cut at --max-time\s/m);
+    expect(stdout).toMatch(/: the audit reached --max-time 1 first \(the machine's load, not the target's pace\)$/m);
+    expect(stdout).not.toMatch(/FAILED/);
   });
 });
