@@ -15,7 +15,10 @@
  * takes the time of the properties after it.
  * Does not promise: that the wall time stays within `--time` (the floor runs whatever the load, and
  * each failure's shrink may take up to `shrinkCapMs`); that the target's time is free of the load (a
- * target on a busy machine answers slower too, though the audit's own work no longer counts).
+ * target on a busy machine answers slower too, though the audit's own work no longer counts); that a
+ * module's exported functions (`workspacePath`, `isInside`, `runAgent`) count as its time: only its
+ * tools' and a server's answers are timed, so a module whose `workspacePath` is slow runs its floor,
+ * each run bounded by `--timeout`, the whole by `--max-time`.
  */
 import { availableParallelism, loadavg } from "node:os";
 import { type Consequence, isConvention } from "../../findings/findings.js";
