@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LOOP_VARIANTS } from "../fixtures/vulnerable/catalog.js";
 import { loopFork } from "../fixtures/vulnerable/loop-fork.js";
-import { DEFAULT_RUNS } from "../src/kit/audit/command/command.js";
+import { DEFAULT_RUNS } from "../src/kit/audit/command/budget.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { COVERAGE_ID } from "../src/kit/audit/coverage.js";
 import type { JsonReport } from "../src/kit/audit/reports/report.js";

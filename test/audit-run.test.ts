@@ -72,7 +72,8 @@ describe("a module whose workspacePath never settles", () => {
 describe("the time budget", () => {
   it("counts the calls of every block it ran, not only the last (regression: coverage saw the last block's)", async () => {
     const json = join(scratch, "blocks.json");
-    const { code } = await cli(["audit", "--only", "containment.read", "--time", "3", "--seed", "1", "--json", json]);
+    // A share long enough for a second block on a loaded machine too: the floor of ten trees runs first, whatever the load.
+    const { code } = await cli(["audit", "--only", "containment.read", "--time", "10", "--seed", "1", "--json", json]);
     expect(code).toBe(0);
     const [read] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
     // More than the first block of ten trees ran, and every case asked the read tool twice at least.

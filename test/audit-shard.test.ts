@@ -16,7 +16,7 @@ import { ESCAPES } from "../src/kit/findings/findings.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { parseShard, shardBlock } from "../src/kit/audit/runner/shard.js";
 import { referenceTarget } from "../src/kit/operations/target.js";
-import { timeShares } from "../src/kit/audit/command/command.js";
+import { timeShares } from "../src/kit/audit/command/budget.js";
 
 const scratch = useScratch("workspace-gates-shard-test-");
 

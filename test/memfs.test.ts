@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
-import { DEFAULT_RUNS } from "../src/kit/audit/command/command.js";
+import { DEFAULT_RUNS } from "../src/kit/audit/command/budget.js";
 import { faultsPermissions } from "../src/kit/audit/properties/permissions.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget, referenceTarget } from "../src/kit/operations/target.js";

@@ -1,6 +1,6 @@
 // What the surface's tests and sweeps share: each property at its default budget, the seeds at which it
 // missed a target, and the test MCP server serving a module of fixtures/surface.
-import { DEFAULT_RUNS } from "../../src/kit/audit/command/command.js";
+import { DEFAULT_RUNS } from "../../src/kit/audit/command/budget.js";
 import { PROPERTIES } from "../../src/kit/audit/properties/index.js";
 import { disposeSandboxes } from "../../src/kit/audit/runner/property.js";
 import { runProperty } from "../../src/kit/audit/runner/run.js";

@@ -4,7 +4,7 @@
 // catching properties, seeds 1..20, with the runs `workspace-gates audit` gives it by default.
 import { describe, expect, it } from "vitest";
 import { VULNERABLE_VARIANTS } from "../../fixtures/vulnerable/catalog.js";
-import { DEFAULT_RUNS } from "../../src/kit/audit/command/command.js";
+import { DEFAULT_RUNS } from "../../src/kit/audit/command/budget.js";
 import { PROPERTIES } from "../../src/kit/audit/properties/index.js";
 import { runProperty } from "../../src/kit/audit/runner/run.js";
 import { loadTarget } from "../../src/kit/operations/target.js";

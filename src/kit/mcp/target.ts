@@ -29,7 +29,7 @@ import type { Tool, ToolResult } from "../../gates/tool.js";
 import { workspaceBoundary } from "../../gates/workspace-path.js";
 import { bashTool } from "../../tools/bash.js";
 import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
-import { type OfferedTool, type OperationTool, type Surface, recordCall, surface, transcribe } from "../operations/surface.js";
+import { type OfferedTool, type OperationTool, type Surface, awaitingTarget, recordCall, surface, transcribe } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 import { CALL_TIMEOUT_MS, type McpConnection, McpServerError, connectServer } from "./client.js";
 import type { McpMapping } from "./mapping.js";
@@ -200,7 +200,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     }
     const { entry, connection } = served;
     try {
-      const answer = await connection.call(tool, args, callTimeoutFor(target.latencyMs));
+      const answer = await awaitingTarget(connection.call(tool, args, callTimeoutFor(target.latencyMs)));
       return { content: answer.text, isError: answer.isError || errorText?.test(answer.text) === true };
     } catch (error) {
       // The root's next call meets a fresh server: a hung one is ended, an exited one is gone.

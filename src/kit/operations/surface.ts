@@ -8,9 +8,10 @@
  * record of its own: every call of a tool, through a surface or through the tools a target returns
  * (`recorded`), is counted by the tool's name in the record of the case under way, and so is each
  * optional argument a call sent (`recordOption`), so coverage counts what the audit did, never what
- * it meant to do. A case run with a deadline (a slow target's, audit/command/command.ts) makes no call past
+ * it meant to do. A case run with a deadline (a slow target's, audit/command/budget.ts) makes no call past
  * it: the call is refused with `PastDeadline`, and the property counts what it leaves unjudged
- * (`leaveUnjudged`). `transcribing` runs a case with a transcript of its own: every tool call
+ * (`leaveUnjudged`), and how long the case waited on the target's answers (`awaitingTarget`: the
+ * target's own time, which says whether it is too slow for a budget). `transcribing` runs a case with a transcript of its own: every tool call
  * (`recorded`, or over MCP the server's tool), every call of a module's export that wraps it
  * (`transcribe`) and the sandboxes the case worked in, in the order they were made, with the
  * arguments as they were passed, so that a counterexample shows what was done, not what was meant;
@@ -114,9 +115,11 @@ interface CaseRecord {
   unjudged: number;
   /** The cases this one folded onto an earlier one of its own: they would have made the same call (`foldCases`). */
   folded: number;
+  /** How long some call of the case waited on the target's answer (`awaitingTarget`): the target's own time, not the audit's. */
+  busyMs: number;
 }
 
-const currentCase = new AsyncLocalStorage<CaseRecord & { deadlineAt: number | undefined }>();
+const currentCase = new AsyncLocalStorage<CaseRecord & { deadlineAt: number | undefined; inFlight: number; busySince: number }>();
 
 /** A call refused because its case is past its deadline: the case's property leaves the rest unjudged. */
 export class PastDeadline extends Error {
@@ -131,9 +134,24 @@ export class PastDeadline extends Error {
  * time), it makes no further call.
  */
 export async function recordingCalls<R>(body: () => Promise<R>, deadlineAt?: number): Promise<CaseRecord & { answer: R }> {
-  const record = { calls: new Map(), options: new Map(), unjudged: 0, folded: 0, deadlineAt };
+  const record = { calls: new Map(), options: new Map(), unjudged: 0, folded: 0, busyMs: 0, deadlineAt, inFlight: 0, busySince: 0 };
   const answer = await currentCase.run(record, body);
-  return { calls: record.calls, options: record.options, unjudged: record.unjudged, folded: record.folded, answer };
+  // A call still unanswered when its case ended (a hang, a cut) kept the target busy until then.
+  const busyMs = record.busyMs + (record.inFlight > 0 ? performance.now() - record.busySince : 0);
+  return { calls: record.calls, options: record.options, unjudged: record.unjudged, folded: record.folded, busyMs, answer };
+}
+
+/**
+ * The target's answer to a call of the case under way, timed: the time during which at least one of
+ * the case's calls waits on an answer adds to its `busyMs`, so calls in flight together count once.
+ */
+export function awaitingTarget<R>(answer: Promise<R>): Promise<R> {
+  const record = currentCase.getStore();
+  if (record === undefined) return answer;
+  if (record.inFlight++ === 0) record.busySince = performance.now();
+  return answer.finally(() => {
+    if (--record.inFlight === 0) record.busyMs += performance.now() - record.busySince;
+  });
 }
 
 /** Whether the case under way is past its deadline. */
@@ -177,7 +195,7 @@ export function recorded(tool: Tool): Tool {
     async execute(input, signal) {
       recordCall(tool.spec.name);
       transcribe({ via: "tool", name: tool.spec.name, args: [input] });
-      return tool.execute(input, signal);
+      return awaitingTarget(Promise.resolve(tool.execute(input, signal)));
     },
   };
 }

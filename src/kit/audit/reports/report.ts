@@ -20,7 +20,7 @@
  * The JSON report (`JSON_SCHEMA_VERSION`) carries the tool's name and version, the summary counts
  * and every result with its replay command.
  */
-import type { PropertyResult } from "../runner/run.js";
+import type { PropertyResult, ShortOfFloor } from "../runner/run.js";
 import { shellWord } from "../../shell-word.js";
 import { VERSION } from "../../version.js";
 import { legendOf } from "./legend.js";
@@ -150,7 +150,7 @@ export interface JsonReport {
     missing?: string[];
     replay?: string;
     /** The property ran short of its floor of runs: the target is too slow for this budget. */
-    shortOfFloor?: { floorRuns: number; neededMs?: number };
+    shortOfFloor?: ShortOfFloor;
     /** Of a failure: what a suppressions file names it by (the target, the rule, the consequence). */
     fingerprint?: string;
     suppressed?: Suppressed;
@@ -469,9 +469,10 @@ export function addedUp(parts: readonly Counted[]): Counted {
 }
 
 /** What a property short of its floor ran, and what the floor would take. */
-function shortLine(result: Pick<PropertyResult, "runs" | "cases">, { floorRuns, neededMs }: NonNullable<PropertyResult["shortOfFloor"]>): string {
-  const ran = result.cases === 0 ? "judged nothing before its share of the budget ran out" : `judged ${result.cases} case${result.cases === 1 ? "" : "s"} in ${result.runs} of the ${floorRuns} runs a verdict needs`;
-  return `${ran}: the target is too slow for this budget${neededMs === undefined ? "" : ` (the ${floorRuns} runs would take about ${Math.ceil(neededMs / 1000)} s)`}`;
+function shortLine(result: Pick<PropertyResult, "runs" | "cases">, { floorRuns, neededMs, callMs, maxTimeSeconds }: ShortOfFloor): string {
+  const ran = result.cases === 0 ? "judged nothing" : `judged ${result.cases} case${result.cases === 1 ? "" : "s"} in ${result.runs} of the ${floorRuns} runs a verdict needs`;
+  if (callMs === undefined) return `${ran}: the audit reached --max-time ${maxTimeSeconds ?? "?"} first (the machine's load, not the target's pace)`;
+  return `${ran}: the target is too slow for this budget (its calls take a median ${Math.round(callMs * 10) / 10} ms: the ${floorRuns} runs' calls would keep it busy about ${Math.ceil((neededMs ?? 0) / 1000)} s)`;
 }
 
 /** Where the time went: the properties', the servers' starts, and the pace of one call. */
@@ -491,7 +492,7 @@ export function judged(results: readonly Pick<PropertyResult, "runs" | "cases">[
 export function verdict(result: Judged, rule: VerdictRule): string {
   if (result.status === "skipped") return "skipped";
   // Too few runs to say it holds: the line under the row says how many, and what the rest would take.
-  if (result.shortOfFloor !== undefined) return "too slow to judge";
+  if (result.shortOfFloor !== undefined) return result.shortOfFloor.callMs === undefined ? "cut at --max-time" : "too slow to judge";
   if (result.status === "not-applicable") return "not applicable";
   if (result.status === "passed") return result.kind === "limit" ? "passed (limit closed)" : "passed";
   if (result.kind === "limit") return "known limit";

@@ -1,7 +1,8 @@
 /**
  * How fast a target answers, measured before any property runs: the bounds of a call grow with it
- * (watch.ts), a server's calls get room to answer (mcp/target.ts), and the time budget knows which
- * properties cannot run their floor of runs in their share (command.ts).
+ * (watch.ts), a server's calls get room to answer (mcp/target.ts), and a target too slow for the
+ * time budget is named by it (command/budget.ts, which decides "too slow" by the time the target's
+ * answers take in each property's runs, not by this pace).
  *
  * Promises: `measurePace` starts the target's tools on a fresh sandbox (a server is started and
  * timed apart), then calls one tool (`timedCall`: read, when there is one) on a name that does not
@@ -11,8 +12,8 @@
  * time is the target's pace all the same. A target that stops answering while it is measured (a
  * server that exits) has its pace measured by the calls it answered, 0 when none, and the `trouble`
  * named: no case caused it, so no verdict stands on the run (audit/command/command.ts).
- * Does not promise: that every tool is as fast as the one timed; a slower tool's property finds out in its
- * own first run (command.ts).
+ * Does not promise: that every tool is as fast as the one timed; a slower tool's property finds out
+ * by its own answers (command/budget.ts).
  */
 import { inSandbox } from "./property.js";
 import { OPERATIONS } from "../../operations/catalog.js";

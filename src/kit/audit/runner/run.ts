@@ -37,18 +37,29 @@ export interface RunOptions {
   /** How long one case may take before it counts as a hang (default `DEFAULT_CASE_TIMEOUT_MS`). */
   timeoutMs?: number;
   /**
-   * When shrinking a failure may stop, in ms from the start of the run: past it, once it has tried
-   * `SHRINK_FLOOR_CANDIDATES` candidates, and in any case past `shrinkCapMs` of it. The smallest
-   * failing case found by then is the counterexample (`shrinkStopped` says so). Unset, shrinking goes to its end (a time budget sets it:
-   * over MCP each candidate is a tree of calls, and a long shrink would spend the other properties' time).
+   * When shrinking a failure may stop, in ms from the failure (its own share, command/budget.ts):
+   * past it, once it has tried `SHRINK_FLOOR_CANDIDATES` candidates, and in any case past
+   * `shrinkCapMs` of it. The smallest failing case found by then is the counterexample
+   * (`shrinkStopped` says so). Unset, shrinking goes to its end (a time budget sets it: over MCP each
+   * candidate is a tree of calls, and a long shrink would spend the other properties' time).
    */
   shrinkDeadlineMs?: number;
   /**
+   * No further run starts once the target has spent this long answering the calls of this check's
+   * runs (the time some call waited on its answer: surface.ts `awaitingTarget`), however long the
+   * audit's own work took: what a slow target's floor of runs may take (command/budget.ts). A check
+   * stopped so says it (`outOfTargetTime`); the run under way goes to its end.
+   */
+  targetBudgetMs?: number;
+  /**
    * When a run's case must start no new call, in ms from the start of the run (a slow target's, whose
-   * floor of runs cannot fit its share: command.ts); the cases it leaves are not counted as judged.
+   * floor of runs cannot fit its share: command/budget.ts); the cases it leaves are not counted as judged.
    */
   caseDeadlineMs?: number;
-  /** Past this, in ms from the start of the run, no further run starts (fast-check's interruptAfterTimeLimit). */
+  /**
+   * Past this, in ms from the start of the run, no further run starts; the run under way goes to its
+   * end (or its `caseDeadlineMs`). A check cut so is never failed by it: only a judged case fails.
+   */
   interruptAfterMs?: number;
   /** Called as each case starts, with how many have started (shrinking included). */
   onCase?: (started: number) => void;
@@ -114,15 +125,35 @@ export interface PropertyResult {
    * its trouble is its own, not the case's, and no verdict of this audit stands on it.
    */
   targetTrouble?: string;
-  /** A deadline cut the run short (`caseDeadlineMs`, `interruptAfterMs`): a case left cases unjudged, or runs were not started. */
+  /** A deadline cut the run short (`caseDeadlineMs`, `interruptAfterMs`, `targetBudgetMs`): a case left cases unjudged, or runs were not started. */
   cutShort?: true;
+  /** The runs stopped at `targetBudgetMs`: the target's own answers took what the floor may take. */
+  outOfTargetTime?: true;
+  /** How long the target took answering the calls of these runs (shrinking not counted). */
+  targetMs?: number;
+  /** Of `timeMs`, the time spent shrinking the failure and judging its lesser cases: the shrink's share, not the runs'. */
+  shrinkMs?: number;
   /** The cases a case left unjudged at its deadline (`caseDeadlineMs`). */
   unjudged?: number;
   /**
-   * The target is too slow for this property's floor of runs within its share of the time budget
-   * (command.ts): the runs the floor asks, and about how long they would take at the pace its runs took.
+   * The property ran short of its floor of runs (command/budget.ts): the runs the floor asks, and why.
+   * Either the target is too slow (`callMs`, the median time of one of its calls, and `neededMs`,
+   * about how long the floor's calls would keep it busy), or the audit reached `--max-time`
+   * (`maxTimeSeconds`) first, whatever the target's pace.
    */
-  shortOfFloor?: { floorRuns: number; neededMs?: number };
+  shortOfFloor?: ShortOfFloor;
+}
+
+/** Why a property ran short of its floor of runs (`PropertyResult.shortOfFloor`). */
+export interface ShortOfFloor {
+  floorRuns: number;
+  /** Of a target too slow: about how long the floor's calls would keep it busy, at `callMs` each. */
+  neededMs?: number;
+  callMs?: number;
+  /** Of a target too slow: about the `--time` whose fair share would hold the floor's calls. */
+  neededTimeSeconds?: number;
+  /** The `--max-time` the audit reached before the floor was run, whatever the target's pace. */
+  maxTimeSeconds?: number;
 }
 
 /**
@@ -133,12 +164,13 @@ export interface PropertyResult {
 export const SHRINK_FLOOR_CANDIDATES = 200;
 
 /**
- * However few candidates a shrink under a deadline has tried, it stops at this: 30 s, or four times
- * its deadline when that is more. Only a shrink whose candidates are slow meets it (a slow server's,
- * where each is a tree of calls); an ordinary one tries its floor well within it.
+ * However few candidates a shrink under a deadline has tried, it stops at this, from the failure:
+ * 10 s, or four times its deadline when that is more. Only a shrink whose candidates are slow meets it
+ * (a slow server's, where each is a tree of calls); an ordinary one tries its floor well within it.
+ * It bounds what one failure adds to the budget (a shrink of 30 s a failure made `--time 10` run 86 s).
  */
 export function shrinkCapMs(deadlineMs: number): number {
-  return Math.max(30_000, 4 * deadlineMs);
+  return Math.max(10_000, 4 * deadlineMs);
 }
 
 // Long enough for a run of sequences.bash on a loaded 2-core machine; short enough that a fork whose
@@ -178,6 +210,13 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   let shrinkStopped = false;
   let targetTrouble: string | undefined;
   let unjudged = 0;
+  // The target's time answering the runs so far (shrinking not counted), for `targetBudgetMs`, and when shrinking began.
+  let targetMs = 0;
+  let outOfTargetTime = false;
+  let shrinkingSince: number | undefined;
+  // Runs started (shrink candidates not counted), and whether the interrupt kept later ones from starting.
+  let runsStarted = 0;
+  let interrupted = false;
   const consequences = new Set<Consequence>();
   const calls: CallCount = new Map();
   const sentOptions: OptionCount = new Map();
@@ -232,26 +271,43 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     // Past the floor and the deadline every candidate passes, as after a hang, so the last failing
     // case stays; so does every candidate past the cap, whose candidates are slow (a slow target's).
     if (shrinking && options.shrinkDeadlineMs !== undefined) {
-      const elapsed = performance.now() - startedAt;
+      const elapsed = performance.now() - (shrinkingSince ?? startedAt);
       const pastFloor = ++shrinkCandidates > SHRINK_FLOOR_CANDIDATES && elapsed > options.shrinkDeadlineMs;
       if (pastFloor || elapsed > shrinkCapMs(options.shrinkDeadlineMs)) {
         shrinkStopped = true;
         return;
       }
     }
+    // Past the interrupt no further run starts: it is skipped, never judged (fast-check's own
+    // interruptAfterTimeLimit abandons the case under way, and calls a check it cut before any run
+    // passed failed, with no counterexample).
+    if (!shrinking && options.interruptAfterMs !== undefined && performance.now() - startedAt > options.interruptAfterMs) {
+      interrupted = true;
+      return;
+    }
+    if (!shrinking && options.targetBudgetMs !== undefined && targetMs >= options.targetBudgetMs) {
+      interrupted = outOfTargetTime = true;
+      return;
+    }
     options.onCase?.(++started);
     const run = nextRun;
-    if (!shrinking) nextRun += 1;
+    if (!shrinking) {
+      nextRun += 1;
+      runsStarted += 1;
+    }
     const deadlineAt = options.caseDeadlineMs === undefined ? undefined : startedAt + options.caseDeadlineMs;
     const recorded = await recordingCalls(() => settle(judge(value)), deadlineAt);
     if (!shrinking) {
+      targetMs += recorded.busyMs;
       addCalls(calls, recorded.calls);
       addOptions(sentOptions, recorded.options);
     }
     const { answer } = recorded;
     // A case cut at its deadline by a call it could no longer make judged nothing more than it had.
     const cut = !answer.ok && answer.error instanceof PastDeadline;
-    const left = cut ? Math.max(recorded.unjudged, property.casesIn?.(value) ?? 1) : recorded.unjudged;
+    // The cases it folded onto others were judged by them: a cut leaves the rest, never more.
+    const casesIn = Math.max(0, (property.casesIn?.(value) ?? 1) - recorded.folded);
+    const left = cut ? casesIn : Math.min(casesIn, recorded.unjudged);
     if (!answer.ok && !cut) {
       const consequence = consequenceOf(answer.error, property.consequence);
       consequences.add(consequence);
@@ -261,17 +317,18 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       failingTranscript = transcript;
       if (!shrinking && departures !== "fail" && isConvention(consequence)) {
         // The case was judged to its end (a property settles departures last): its cases count.
-        cases += (property.casesIn?.(value) ?? 1) - recorded.folded;
+        cases += casesIn;
         departure ??= { run, value, error: answer.error, transcript };
         return;
       }
       if (!shrinking) cases += 1;
       shrinking = true;
+      shrinkingSince ??= performance.now();
       if (shrinkingFrom === undefined || graverTier(consequence, shrinkingFrom)) shrinkingFrom = consequence;
       throw answer.error;
     }
     if (!shrinking) {
-      cases += (property.casesIn?.(value) ?? 1) - left - recorded.folded;
+      cases += casesIn - left;
       unjudged += left;
     }
   };
@@ -283,30 +340,36 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       // A path without `:` makes fast-check start at that case of the stream and run numRuns from there.
       ...(options.path === undefined ? (options.firstRun ? { path: String(options.firstRun) } : {}) : { path: options.path }),
       ...(options.path !== undefined || options.stopAtFirstFailure === true ? { endOnFailure: true } : {}),
-      ...(options.interruptAfterMs === undefined ? {} : { interruptAfterTimeLimit: options.interruptAfterMs }),
     })
     .finally(() => disposeSandboxes({ keepIdle: options.keepSandboxes === true }));
   const timeMs = Math.round(performance.now() - startedAt);
   const counted = {
-    runs: details.numRuns,
+    // A run the interrupt skipped passed in fast-check's eyes, and is no run here.
+    runs: details.failed ? details.numRuns : runsStarted,
     cases,
     timeMs,
     calls: Object.fromEntries(calls),
     ...(sentOptions.size === 0 ? {} : { options: optionsRecord(sentOptions) }),
     ...(targetTrouble === undefined ? {} : { targetTrouble }),
-    ...(unjudged > 0 || details.interrupted ? { cutShort: true as const } : {}),
+    ...(unjudged > 0 || interrupted ? { cutShort: true as const } : {}),
+    ...(outOfTargetTime ? { outOfTargetTime: true as const } : {}),
+    ...(targetMs > 0 ? { targetMs: Math.round(targetMs) } : {}),
     ...(unjudged > 0 ? { unjudged } : {}),
   };
   const failure = async (value: T | undefined, error: unknown, path: string | null, made: Transcript | undefined): Promise<PropertyResult> => {
     const consequence = consequenceOf(error, property.consequence);
     const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
-    const until = options.shrinkDeadlineMs === undefined ? undefined : startedAt + options.shrinkDeadlineMs;
+    const since = shrinkingSince ?? performance.now();
+    const until = options.shrinkDeadlineMs === undefined ? undefined : since + options.shrinkDeadlineMs;
     const threat = await threatNeeded(property, target, value, consequence, hung || options.stopAtFirstFailure === true ? undefined : timeoutMs, until);
     await disposeSandboxes({ keepIdle: options.keepSandboxes === true });
+    const shrinkMs = Math.round(performance.now() - since);
     return {
       ...common,
       status: "failed",
       ...counted,
+      timeMs: Math.round(performance.now() - startedAt),
+      ...(shrinkMs > 0 ? { shrinkMs } : {}),
       ...shownCounterexample(property, value, made, error),
       ...(shrinkStopped ? { shrinkStopped: true as const } : {}),
       reason: describeFailure(error),
@@ -322,7 +385,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   if (departures === "search on") {
     // Nothing graver failed: the departure is the result, shrunk from its own run.
     const shrunk = await runProperty(property, target, { ...options, firstRun: departure.run, runs: 1, departures: "fail" });
-    if (shrunk.status === "failed") return { ...shrunk, ...counted, timeMs: counted.timeMs + shrunk.timeMs };
+    if (shrunk.status === "failed") return { ...shrunk, ...counted, timeMs: counted.timeMs + shrunk.timeMs, shrinkMs: shrunk.timeMs };
   }
   return failure(departure.value, departure.error, String(departure.run), departure.transcript);
 }

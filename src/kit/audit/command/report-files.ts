@@ -1,0 +1,63 @@
+/**
+ * The report files an audit writes besides its text (`--json`, `--junit`, `--sarif`, `--html`), and
+ * the checks that find a file or directory it cannot write before a long run rather than after it.
+ */
+import { constants } from "node:fs";
+import { access, open, rm, stat } from "node:fs/promises";
+import { type AuditReport, type ReplayPrefix, type TargetWords, toJson } from "../reports/report.js";
+import { toJUnit, toSarif } from "../reports/report-formats.js";
+import { toHtml } from "../reports/report-html.js";
+import type { AuditArgs } from "./flags.js";
+
+export interface ReportFile {
+  flag: string;
+  file: string;
+  render: (report: AuditReport, prefix: ReplayPrefix, target: TargetWords) => string;
+}
+export function reportFiles(options: AuditArgs): ReportFile[] {
+  const files: ReportFile[] = [];
+  if (options.json !== undefined)
+    files.push({ flag: "--json", file: options.json, render: (report, prefix, target) => `${JSON.stringify(toJson(report, prefix, target), null, 2)}\n` });
+  if (options.junit !== undefined) files.push({ flag: "--junit", file: options.junit, render: (report, prefix, target) => toJUnit(toJson(report, prefix, target)) });
+  if (options.sarif !== undefined) files.push({ flag: "--sarif", file: options.sarif, render: (report, prefix, target) => toSarif(toJson(report, prefix, target)) });
+  if (options.html !== undefined) files.push({ flag: "--html", file: options.html, render: (report, prefix, target) => toHtml(toJson(report, prefix, target)) });
+  return files;
+}
+
+/**
+ * Why `file` cannot be written, found before a long run rather than after it: opened for appending
+ * (which changes nothing in an existing file) and removed again if this made it.
+ */export async function unwritable(file: string): Promise<string | undefined> {
+  let created = false;
+  try {
+    const handle = await open(file, "wx").then(
+      (fresh) => {
+        created = true;
+        return fresh;
+      },
+      async (error: NodeJS.ErrnoException) => {
+        if (error.code === "EEXIST") return open(file, "a");
+        throw error;
+      },
+    );
+    await handle.close();
+    if (created) await rm(file);
+    return undefined;
+  } catch (error) {
+    return messageOf(error);
+  }
+}
+
+/** Why `dir` cannot take the regression tests, found before the run: it must be a directory this process may write in. */export async function notAWritableDirectory(dir: string): Promise<string | undefined> {
+  try {
+    if (!(await stat(dir)).isDirectory()) return "not a directory";
+    await access(dir, constants.W_OK);
+    return undefined;
+  } catch (error) {
+    return messageOf(error);
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
