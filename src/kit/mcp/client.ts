@@ -7,11 +7,13 @@
  * server's stderr, leaving no process. `call` answers `{ text, isError }`: the text is everything the
  * result shows (`answerText`), `isError` from the result or a JSON-RPC error answer; a server that
  * exits, or does not answer within `CALL_TIMEOUT_MS`, makes `call` throw `TargetStopped`, never a
- * quiet error answer (a dead server refuses everything, which would pass every containment property);
+ * quiet error answer (a dead server refuses everything, which would pass every containment property),
+ * its message naming how the process ended (its exit status or signal) and the end of its stderr;
  * the audit gives a slow server's calls more than `CALL_TIMEOUT_MS` (mcp/target.ts).
  * `close` ends the server and, on Linux, every process it started, in a bounded time.
  * Does not promise: anything about what the server does with the files; that is what the audit checks.
  */
+import type { ChildProcess } from "node:child_process";
 import { readFile, readdir } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -45,12 +47,24 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** The SDK forgets the pid when its client closes after a failed start; we still need it to clean up. */
+/**
+ * The SDK forgets the pid when its client closes after a failed start; we still need it to clean up.
+ * It keeps how the process ended too, which the SDK does not tell: a report of a server that died
+ * mid-audit names its exit status or signal.
+ */
 class PidKeepingTransport extends StdioClientTransport {
   spawnedPid: number | undefined;
+  /** How the process ended, once it has: `exit status 7`, `killed by SIGSEGV`. */
+  ending: string | undefined;
   override async start(): Promise<void> {
     await super.start();
     this.spawnedPid = this.pid ?? undefined;
+    // The SDK keeps its child private; 'exit' comes before the 'close' on which the SDK closes the
+    // connection, so the ending is known by the time a call fails for it.
+    const child = (this as unknown as { _process?: ChildProcess })._process;
+    child?.once("exit", (code, signal) => {
+      this.ending = signal !== null ? `killed by ${signal}` : `exit status ${code ?? "unknown"}`;
+    });
   }
 }
 
@@ -78,6 +92,7 @@ export async function connectServer(words: readonly string[], root: string, time
   };
   // Stray output on stdout (a console.log in a server) is the server's bug, not a reason to stop.
   client.onerror = () => {};
+  const endedAs = () => (transport.ending === undefined ? "" : ` (${transport.ending})`);
   const where = () => `${[command, ...args].join(" ")}${stderr.trim() === "" ? "" : `\n  its stderr ends with: ${stderr.trim().split("\n").slice(-5).join("\n  ")}`}`;
   const close = async () => {
     if (closedByUs) return;
@@ -104,7 +119,7 @@ export async function connectServer(words: readonly string[], root: string, time
     },
     close,
     async call(tool, toolArgs, timeoutMs = CALL_TIMEOUT_MS) {
-      if (exited) throw new TargetStopped(`the MCP server had exited before a call to ${tool}\n  command: ${where()}`, "exited");
+      if (exited) throw new TargetStopped(`the MCP server had exited${endedAs()} before a call to ${tool}\n  command: ${where()}`, "exited");
       try {
         const result = await client.callTool({ name: tool, arguments: toolArgs }, undefined, { timeout: timeoutMs });
         return { text: answerText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
@@ -113,7 +128,7 @@ export async function connectServer(words: readonly string[], root: string, time
         if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
           throw new TargetStopped(`${tool} got no answer within ${timeoutMs} ms: ${message}\n  command: ${where()}`, "hung");
         if (exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
-          throw new TargetStopped(`the MCP server exited during a call to ${tool}: ${message}\n  command: ${where()}`, "exited");
+          throw new TargetStopped(`the MCP server exited${endedAs()} during a call to ${tool}: ${message}\n  command: ${where()}`, "exited");
         return { text: error.message, isError: true };
       }
     },

@@ -1,0 +1,67 @@
+// A server that dies mid-audit (fixtures/mcp/tools-server.ts --die-on-climb: it ends at any path with
+// a `..` segment): the finding says how it ended and what it last wrote on stderr, and a failure found
+// stands in the verdict whatever else the server did.
+import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JsonReport } from "../src/kit/audit/reports/report.js";
+import { connectServer } from "../src/kit/mcp/client.js";
+import { TargetStopped } from "../src/kit/operations/target.js";
+import { cli } from "./support/cli.js";
+
+const MAPPING_FILE = "fixtures/mcp/tools-server.json";
+const served = (module: string, ...extra: string[]) => ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}", ...extra];
+const CLIMB_LINE = /its stderr ends with: tools-server: read got a path that climbs \([^)]*\.\.[^)]*\); ending: /;
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await realpath(await mkdtemp(join(tmpdir(), "workspace-gates-mcp-dying-")));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** An audit of containment.read against the dying server, its JSON report read back. */
+async function auditDying(name: string, ...serverFlags: string[]) {
+  const json = join(scratch, `${name}.json`);
+  const run = await cli(["audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--json", json, "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", ...serverFlags)]);
+  const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
+  return { ...run, result: report.results.find((result) => result.id === "containment.read") };
+}
+
+describe("a server that dies mid-audit", () => {
+  it("is a finding that names its exit status and the end of its stderr", { timeout: 120_000 }, async () => {
+    const { code, stdout, result } = await auditDying("exit", "--die-on-climb", "7");
+    expect(result?.status).toBe("failed");
+    expect(result?.consequence).toBe("unavailable");
+    expect(result?.reason).toMatch(/the MCP server exited \(exit status 7\) during a call to read/);
+    expect(result?.reason).toMatch(CLIMB_LINE);
+    expect(stdout).toMatch(/exit status 7/);
+    expect(code).toBe(1);
+  });
+
+  it("is a finding that names the signal that ended it", { timeout: 120_000 }, async () => {
+    const { code, result } = await auditDying("signal", "--die-on-climb", "SIGKILL");
+    expect(result?.reason).toMatch(/the MCP server exited \(killed by SIGKILL\) during a call to read/);
+    expect(result?.reason).toMatch(CLIMB_LINE);
+    expect(code).toBe(1);
+  });
+
+  it("that leaves a call unanswered is named with the end of its stderr", { timeout: 60_000 }, async () => {
+    const root = await mkdtemp(join(scratch, "hang-"));
+    const connection = await connectServer(served("reference", "--die-on-climb", "hang"), root);
+    try {
+      const stopped = await connection.call("read", { path: "../secret.txt" }, 1_000).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(stopped).toBeInstanceOf(TargetStopped);
+      expect((stopped as TargetStopped).how).toBe("hung");
+      expect((stopped as TargetStopped).message).toMatch(/read got no answer within 1000 ms/);
+      expect((stopped as TargetStopped).message).toMatch(CLIMB_LINE);
+    } finally {
+      await connection.close();
+    }
+  });
+});
