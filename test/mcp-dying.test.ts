@@ -65,3 +65,21 @@ describe("a server that dies mid-audit", () => {
     }
   });
 });
+
+describe("a failure found while the server also had trouble of its own", () => {
+  it("stands: exit 1, not 2, and the trouble is still said (the server died once while the audit measured its pace)", { timeout: 120_000 }, async () => {
+    const once = join(scratch, "died-while-paced");
+    const json = join(scratch, "both.json");
+    const { code, stderr } = await cli([
+      "audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--json", json, "--mcp", "--mapping", MAPPING_FILE, "--",
+      ...served("reference", "--exit-after", "2", "--once", once, "--die-on-climb", "7"),
+    ]);
+    expect(await readFile(once, "utf8")).toBe("exited once\n");
+    const [result] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
+    expect(result?.status).toBe("failed");
+    expect(result?.counterexample).not.toBe("(none)");
+    expect(stderr).toMatch(/^audit: the target stopped answering while the audit measured how fast it answers/m);
+    expect(stderr).toMatch(/^audit: containment\.read failed with a counterexample, which stands whatever the target's own trouble: exit 1$/m);
+    expect(code).toBe(1);
+  });
+});

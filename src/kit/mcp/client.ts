@@ -27,6 +27,9 @@ export const CALL_TIMEOUT_MS = 20_000;
 export const ROOT_PLACEHOLDER = "{root}";
 const STDERR_TAIL_CHARS = 2_000;
 
+/** How an error of a server that could not be started begins: a call that met one judged nothing. */
+export const SERVER_DID_NOT_START = "the MCP server did not start";
+
 /** The server could not be started, or lacks what the mapping names: the audit cannot judge it. */
 export class McpServerError extends Error {}
 
@@ -108,7 +111,7 @@ export async function connectServer(words: readonly string[], root: string, time
     tools = (await client.listTools(undefined, { timeout: timeoutMs })).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
   } catch (error) {
     await close();
-    throw new McpServerError(`the MCP server did not start: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
+    throw new McpServerError(`${SERVER_DID_NOT_START}: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
   }
   return {
     pid: transport.spawnedPid,

@@ -26,8 +26,10 @@
  * run: what ran so far is printed and written to the report files (marked `interrupted`), every
  * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C). With `--mcp` the
  * target is an MCP server started by COMMAND (see mcp/target.ts): a mapped tool it lacks, or a server
- * that does not start, is exit 2 before any property runs, and a server that fails during the run is
- * exit 2 whatever the properties said. `--list-tools` starts the target, prints how the audit takes
+ * that does not start, is exit 2 before any property runs, and a server that fails during the run
+ * (cannot be started again, or stops answering where no case makes it stop) is exit 2, unless a
+ * property failed with a counterexample: that failure stands, exit 1, the server's trouble said on
+ * stderr. `--list-tools` starts the target, prints how the audit takes
  * each of its tools (tool-list.ts) and stops: exit 0, or 2 when the target cannot be started.
  */
 import { constants } from "node:fs";
@@ -54,6 +56,7 @@ import { type Pace, measurePace } from "../runner/pace.js";
 import { renderToolList } from "../reports/tool-list.js";
 import { locateFailures } from "../reports/located.js";
 import { writeRegressionTests } from "../reports/regression-test.js";
+import { SERVER_DID_NOT_START } from "../../mcp/client.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../../mcp/target.js";
 
@@ -249,13 +252,27 @@ async function auditTarget(
     return interrupted;
   }
   if (written !== undefined) return cannot(io, written);
-  if ("serverFailure" in target && target.serverFailure !== undefined)
-    return cannot(io, `the MCP server failed during the audit, so the verdict cannot stand: ${target.serverFailure}`);
-  if (pace.trouble !== undefined)
-    return cannot(io, `the target stopped answering while the audit measured how fast it answers, before any case ran, so its trouble is its own and the verdict cannot stand: ${pace.trouble}`);
-  const trouble = report.results.find((result) => result.targetTrouble !== undefined);
-  if (trouble !== undefined)
-    return cannot(io, `the target stopped answering during ${trouble.id} and not when the case was done again, so its trouble is its own and the verdict cannot stand: ${trouble.targetTrouble}`);
+  const serverFailure = "serverFailure" in target ? target.serverFailure : undefined;
+  const troubled = report.results.find((result) => result.targetTrouble !== undefined);
+  const trouble =
+    serverFailure !== undefined
+      ? `the MCP server failed during the audit, so the verdict cannot stand: ${serverFailure}`
+      : pace.trouble !== undefined
+        ? `the target stopped answering while the audit measured how fast it answers, before any case ran, so its trouble is its own and the verdict cannot stand: ${pace.trouble}`
+        : troubled !== undefined
+          ? `the target stopped answering during ${troubled.id} and not when the case was done again, so its trouble is its own and the verdict cannot stand: ${troubled.targetTrouble}`
+          : undefined;
+  if (trouble !== undefined) {
+    // A failure with a counterexample stands whatever else the target did: its own trouble elsewhere
+    // must not turn a finding into "no verdict". A call that threw because its server could not be
+    // started is that trouble, not a finding.
+    const found = report.results.filter(
+      (result) => failsRun(result, report) && result.counterexample !== undefined && result.counterexample !== "(none)" && !result.reason?.includes(SERVER_DID_NOT_START),
+    );
+    if (found.length === 0) return cannot(io, trouble);
+    io.stderr(`audit: ${trouble}\naudit: ${found.map((result) => result.id).join(", ")} failed with a counterexample, which stands whatever the target's own trouble: exit 1\n`);
+    return 1;
+  }
   // Coverage judges the properties' calls: on its own it checked nothing.
   if (!report.results.some((result) => result.id !== COVERAGE_ID && (result.status === "passed" || result.status === "failed")))
     return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
