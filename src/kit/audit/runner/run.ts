@@ -21,6 +21,7 @@ import { type Consequence, type Cwe, type Threat, graverTier, isConvention, weak
 import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, recordingCalls, transcribing } from "../../operations/surface.js";
 import { type Counterexample, counterexampleOf, renderCounterexample } from "./counterexample.js";
 import { type AuditTarget, TargetStopped } from "../../operations/target.js";
+import { AuditFault, recordAuditFault } from "../../sandbox/fault.js";
 
 export interface RunOptions {
   seed: number;
@@ -249,6 +250,12 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       addOptions(sentOptions, recorded.options);
     }
     const { answer } = recorded;
+    // An error of the audit's own (a sandbox or a tree it could not make) shows nothing of the target:
+    // recorded for the command's verdict, and the case counts as not judged.
+    if (!answer.ok && answer.error instanceof AuditFault) {
+      recordAuditFault(answer.error);
+      return;
+    }
     // A case cut at its deadline by a call it could no longer make judged nothing more than it had.
     const cut = !answer.ok && answer.error instanceof PastDeadline;
     const left = cut ? Math.max(recorded.unjudged, property.casesIn?.(value) ?? 1) : recorded.unjudged;
