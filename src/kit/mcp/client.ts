@@ -10,7 +10,8 @@
  * quiet error answer (a dead server refuses everything, which would pass every containment property),
  * its message naming how the process ended (its exit status or signal) and the end of its stderr;
  * the audit gives a slow server's calls more than `CALL_TIMEOUT_MS` (mcp/target.ts).
- * `close` ends the server and, on Linux, every process it started, in a bounded time.
+ * `close` ends the server and, on Linux, every process it started, in a bounded time; a start whose
+ * `signal` aborts ends so too, at once, throwing `McpServerError`.
  * Does not promise: anything about what the server does with the files; that is what the audit checks.
  */
 import type { ChildProcess } from "node:child_process";
@@ -80,7 +81,8 @@ export function commandFor(words: readonly string[], root: string): { command: s
   return { command, args: rest };
 }
 
-export async function connectServer(words: readonly string[], root: string, timeoutMs = START_TIMEOUT_MS): Promise<McpConnection> {
+/** Starts the server; `signal` (the user's Ctrl-C) ends a start under way at once, leaving no process. */
+export async function connectServer(words: readonly string[], root: string, timeoutMs = START_TIMEOUT_MS, signal?: AbortSignal): Promise<McpConnection> {
   const { command, args } = commandFor(words, root);
   const transport = new PidKeepingTransport({ command, args, stderr: "pipe", env: { ...process.env } as Record<string, string> });
   let stderr = "";
@@ -106,12 +108,20 @@ export async function connectServer(words: readonly string[], root: string, time
     await Promise.all(family.map(killIfStillRunning));
   };
   let tools: ToolDescription[];
+  // A signal of this start's own: the SDK never removes the listener it adds to a request's signal,
+  // and the caller's lives for every start of the audit.
+  const starting = new AbortController();
+  const stopStarting = () => starting.abort(signal?.reason);
+  signal?.addEventListener("abort", stopStarting, { once: true });
   try {
-    await client.connect(transport, { timeout: timeoutMs });
-    tools = (await client.listTools(undefined, { timeout: timeoutMs })).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    signal?.throwIfAborted();
+    await client.connect(transport, { timeout: timeoutMs, signal: starting.signal });
+    tools = (await client.listTools(undefined, { timeout: timeoutMs, signal: starting.signal })).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
   } catch (error) {
     await close();
     throw new McpServerError(`${SERVER_DID_NOT_START}: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
+  } finally {
+    signal?.removeEventListener("abort", stopStarting);
   }
   return {
     pid: transport.spawnedPid,
