@@ -224,6 +224,8 @@ async function auditTarget(
       return cannot(io, messageOf(error));
     }
   }
+  // The audit's own faults are this run's, the pace's included: none of an earlier audit in this process.
+  takeAuditFaults();
   let pace: Pace;
   try {
     pace = await measurePace(target);
@@ -235,8 +237,6 @@ async function auditTarget(
     return cannot(io, `cannot measure how fast ${target.label} answers: ${messageOf(error)}`);
   }
   target.latencyMs = pace.latencyMs;
-  // The audit's own faults are this run's: none of an earlier audit in this process.
-  takeAuditFaults();
   let report = await runAudit(options, target, io, guard.signal, suppressions);
   report.time = {
     totalMs: Math.round(performance.now() - began),
