@@ -122,3 +122,33 @@ describe("an error of the audit's own", () => {
     expect(takeAuditFaults()).toEqual(Array(3).fill("the audit could not lay out a/b in the workspace: ENOSPC"));
   });
 });
+
+describe("an audit whose own layout of a tree fails", () => {
+  it("exits 2 naming the audit, with no finding against the target, and leaves nothing in the temp folder", { timeout: 180_000 }, async () => {
+    const tmp = join(scratch, "tmp-fault");
+    await mkdir(tmp);
+    // The chapter's tools, in a process whose every link made in a workspace fails with EIO: the
+    // audit's own layout of a tree, never a call of the tools (they make no links).
+    const module = join(scratch, "links-fail.mjs");
+    await writeFile(
+      module,
+      `import fs from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
+const real = fs.symlinkSync;
+fs.symlinkSync = (target, path, ...rest) => {
+  if (String(path).includes("/g/g/g/g/ws/")) throw Object.assign(new Error("EIO: i/o error, symlink '" + String(path) + "'"), { code: "EIO" });
+  return real(target, path, ...rest);
+};
+syncBuiltinESMExports();
+export { createWorkspaceTools } from ${JSON.stringify(join(process.cwd(), "src/tools/workspace-tools.ts"))};
+`,
+    );
+    const { ended } = startCli(["audit", module, "--only", "containment.read", "--runs", "5", "--seed", "1"], tmp);
+    const { code, stdout, stderr } = await ended;
+    expect(stderr).toMatch(/^audit: the audit failed on its own, not through the target, so the verdict cannot stand: the audit could not lay out \S+ in the workspace: EIO: i\/o error, symlink/m);
+    // The property judged nothing (coverage says read was not attacked, which is so); it found nothing against the tools.
+    expect(stdout).toMatch(/^workspacePath\s+containment\.read\s+passed\s+\d+\s+0\s/m);
+    expect(code).toBe(2);
+    expect(await leftIn(tmp)).toEqual([]);
+  });
+});

@@ -282,9 +282,11 @@ async function auditTarget(
   if (trouble !== undefined) {
     // A failure with a counterexample stands whatever else the target did: its own trouble elsewhere
     // must not turn a finding into "no verdict". A call that threw because its server could not be
-    // started is that trouble, not a finding.
+    // started is that trouble, not a finding; so is a tool left unattacked (coverage judges what the
+    // trouble let run, and has no case to replay).
     const found = report.results.filter(
-      (result) => failsRun(result, report) && result.counterexample !== undefined && result.counterexample !== "(none)" && !result.reason?.includes(SERVER_DID_NOT_START),
+      (result) =>
+        result.id !== COVERAGE_ID && failsRun(result, report) && result.counterexample !== undefined && result.counterexample !== "(none)" && !result.reason?.includes(SERVER_DID_NOT_START),
     );
     if (found.length === 0) return cannot(io, trouble);
     io.stderr(`audit: ${trouble}\naudit: ${found.map((result) => result.id).join(", ")} failed with a counterexample, which stands whatever the ${fault !== undefined ? "audit's" : "target's"} own trouble: exit 1\n`);
