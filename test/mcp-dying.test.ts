@@ -5,7 +5,11 @@ import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
 import type { JsonReport } from "../src/kit/audit/reports/report.js";
+import type { AuditProperty } from "../src/kit/audit/runner/property.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
+import { PastDeadline, leaveUnjudged, recordCall } from "../src/kit/operations/surface.js";
 import { connectServer } from "../src/kit/mcp/client.js";
 import { TargetStopped } from "../src/kit/operations/target.js";
 import { cli } from "./support/cli.js";
@@ -84,5 +88,42 @@ describe("a failure found while the server also had trouble of its own", () => {
     expect(stderr).toMatch(/^audit: the target stopped answering while the audit measured how fast it answers/m);
     expect(stderr).toMatch(/^audit: sequences\.bash failed with a counterexample, which stands whatever the target's own trouble: exit 1$/m);
     expect(code).toBe(1);
+  });
+});
+
+describe("a case in which the target stopped, done again past the case's deadline", () => {
+  it("is cut, not the target's own trouble: the second try made no call that could stop it (regression: a server that dies at any .. read as trouble of its own)", async () => {
+    let tries = 0;
+    const property: AuditProperty<number> = {
+      id: "test.stoppedThenCut",
+      gate: "workspacePath",
+      kind: "guarantee",
+      title: "a case whose first try stops the target and outlasts the deadline",
+      needs: [],
+      consequence: "unavailable",
+      threat: () => "the model's input alone",
+      arbitrary: fc.constant(0),
+      check: async () => {
+        tries += 1;
+        if (tries === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          throw new TargetStopped("the MCP server exited (exit status 7) during a call to read", "exited");
+        }
+        // As the containment properties do: a call refused past the deadline leaves its case unjudged.
+        try {
+          recordCall("read");
+        } catch (error) {
+          if (!(error instanceof PastDeadline)) throw error;
+          leaveUnjudged(1);
+        }
+      },
+      render: String,
+    };
+    const result = await runProperty(property, { label: "a target that stopped once" }, { seed: 1, runs: 1, caseDeadlineMs: 20 });
+    expect(tries).toBe(2);
+    expect(result.targetTrouble).toBeUndefined();
+    expect(result.status).toBe("passed");
+    expect(result.cutShort).toBe(true);
+    expect(result.unjudged).toBeGreaterThan(0);
   });
 });

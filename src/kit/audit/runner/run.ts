@@ -18,7 +18,7 @@
 import fc from "fast-check";
 import { type AuditProperty, type Gate, type PropertyKind, Hang, Violation, disposeSandboxes, settle } from "./property.js";
 import { type Consequence, type Cwe, type Threat, graverTier, isConvention, weaknessesOf } from "../../findings/findings.js";
-import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, recordingCalls, transcribing } from "../../operations/surface.js";
+import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, pastDeadline, recordingCalls, transcribing } from "../../operations/surface.js";
 import { type Counterexample, counterexampleOf, renderCounterexample } from "./counterexample.js";
 import { type AuditTarget, TargetStopped } from "../../operations/target.js";
 import { AuditFault, recordAuditFault } from "../../sandbox/fault.js";
@@ -212,6 +212,9 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       if (!(error instanceof TargetStopped)) throw error;
       const again = shrinking ? ({ ok: false, error } as const) : await settle(once(value));
       if (again.ok) {
+        // Done again past the case's deadline, it made no call after it: it did not show that the case
+        // leaves a fresh process standing, so the case is cut, never the target's own trouble.
+        if (pastDeadline()) throw new PastDeadline();
         targetTrouble ??= error.message;
         return;
       }
