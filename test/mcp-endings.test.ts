@@ -52,6 +52,21 @@ describe("a signal while the MCP server starts", () => {
   });
 });
 
+describe("a signal while a sandbox's server starts, before any case (the pace)", () => {
+  it("says so, leaves no sandbox and no server, and exits 130", { timeout: CHILD_TIMEOUT_MS }, async () => {
+    const tmp = await freshTmp("pace");
+    // The probe's server starts at once; the next, the pace's on its sandbox, waits.
+    const { child, ended } = startCli(["audit", "--runs", "1", "--seed", "1", ...MCP, "--start-delay", "600000", "--first-start", join(scratch, "pace-first")], tmp);
+    await untilIn(tmp, /^workspace-gates-audit-/, ended);
+    child.kill("SIGINT");
+    const { code, stderr } = await ended;
+    expect(stderr).toMatch(/^audit: interrupted by SIGINT while the audit measured how fast mcp: .* answers: nothing was checked$/m);
+    expect(code).toBe(130);
+    expect(await leftIn(tmp)).toEqual([]);
+    expect(await runningIn(tmp)).toEqual([]);
+  });
+});
+
 describe("SIGTERM mid-run", () => {
   it("removes every sandbox, ends every server, and exits 143", { timeout: CHILD_TIMEOUT_MS }, async () => {
     const tmp = await freshTmp("mid-run");
