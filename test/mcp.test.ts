@@ -118,7 +118,7 @@ describe("workspace-gates audit --mcp", () => {
     const once = join(scratch, "exited-measured");
     const { code, stderr } = await cli(["audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "2", "--once", once)]);
     expect(await readFile(once, "utf8")).toBe("exited once\n");
-    expect(stderr).toMatch(/^audit: the target stopped answering while the audit measured how fast it answers, before any case ran, so its trouble is its own and the verdict cannot stand: the MCP server exited during a call to read/m);
+    expect(stderr).toMatch(/^audit: the target stopped answering while the audit measured how fast it answers, before any case ran, so its trouble is its own and the verdict cannot stand: the MCP server exited \(exit status 3\) during a call to read/m);
     expect(code).toBe(2);
   });
 
@@ -143,7 +143,7 @@ describe("workspace-gates audit --mcp", () => {
     const once = join(scratch, "exited-once");
     const { code, stderr } = await cli(["audit", "--runs", "5", "--seed", "1", "--only", "containment.read", "--mcp", "--mapping", MAPPING_FILE, "--", ...served("reference", "--exit-after", "7", "--once", once)]);
     expect(await readFile(once, "utf8")).toBe("exited once\n");
-    expect(stderr).toMatch(/^audit: the target stopped answering during containment\.read and not when the case was done again, so its trouble is its own and the verdict cannot stand: the MCP server exited during a call to read/m);
+    expect(stderr).toMatch(/^audit: the target stopped answering during containment\.read and not when the case was done again, so its trouble is its own and the verdict cannot stand: the MCP server exited \(exit status 3\) during a call to read/m);
     expect(code).toBe(2);
   });
 

@@ -7,11 +7,14 @@
  * server's stderr, leaving no process. `call` answers `{ text, isError }`: the text is everything the
  * result shows (`answerText`), `isError` from the result or a JSON-RPC error answer; a server that
  * exits, or does not answer within `CALL_TIMEOUT_MS`, makes `call` throw `TargetStopped`, never a
- * quiet error answer (a dead server refuses everything, which would pass every containment property);
+ * quiet error answer (a dead server refuses everything, which would pass every containment property),
+ * its message naming how the process ended (its exit status or signal) and the end of its stderr;
  * the audit gives a slow server's calls more than `CALL_TIMEOUT_MS` (mcp/target.ts).
- * `close` ends the server and, on Linux, every process it started, in a bounded time.
+ * `close` ends the server and, on Linux, every process it started, in a bounded time; a start whose
+ * `signal` aborts ends so too, at once, throwing `McpServerError`.
  * Does not promise: anything about what the server does with the files; that is what the audit checks.
  */
+import type { ChildProcess } from "node:child_process";
 import { readFile, readdir } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -24,6 +27,9 @@ export const START_TIMEOUT_MS = 60_000;
 export const CALL_TIMEOUT_MS = 20_000;
 export const ROOT_PLACEHOLDER = "{root}";
 const STDERR_TAIL_CHARS = 2_000;
+
+/** How an error of a server that could not be started begins: a call that met one judged nothing. */
+export const SERVER_DID_NOT_START = "the MCP server did not start";
 
 /** The server could not be started, or lacks what the mapping names: the audit cannot judge it. */
 export class McpServerError extends Error {}
@@ -45,12 +51,24 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** The SDK forgets the pid when its client closes after a failed start; we still need it to clean up. */
+/**
+ * The SDK forgets the pid when its client closes after a failed start; we still need it to clean up.
+ * It keeps how the process ended too, which the SDK does not tell: a report of a server that died
+ * mid-audit names its exit status or signal.
+ */
 class PidKeepingTransport extends StdioClientTransport {
   spawnedPid: number | undefined;
+  /** How the process ended, once it has: `exit status 7`, `killed by SIGSEGV`. */
+  ending: string | undefined;
   override async start(): Promise<void> {
     await super.start();
     this.spawnedPid = this.pid ?? undefined;
+    // The SDK keeps its child private; 'exit' comes before the 'close' on which the SDK closes the
+    // connection, so the ending is known by the time a call fails for it.
+    const child = (this as unknown as { _process?: ChildProcess })._process;
+    child?.once("exit", (code, signal) => {
+      this.ending = signal !== null ? `killed by ${signal}` : `exit status ${code ?? "unknown"}`;
+    });
   }
 }
 
@@ -63,7 +81,8 @@ export function commandFor(words: readonly string[], root: string): { command: s
   return { command, args: rest };
 }
 
-export async function connectServer(words: readonly string[], root: string, timeoutMs = START_TIMEOUT_MS): Promise<McpConnection> {
+/** Starts the server; `signal` (the user's Ctrl-C) ends a start under way at once, leaving no process. */
+export async function connectServer(words: readonly string[], root: string, timeoutMs = START_TIMEOUT_MS, signal?: AbortSignal): Promise<McpConnection> {
   const { command, args } = commandFor(words, root);
   const transport = new PidKeepingTransport({ command, args, stderr: "pipe", env: { ...process.env } as Record<string, string> });
   let stderr = "";
@@ -78,6 +97,7 @@ export async function connectServer(words: readonly string[], root: string, time
   };
   // Stray output on stdout (a console.log in a server) is the server's bug, not a reason to stop.
   client.onerror = () => {};
+  const endedAs = () => (transport.ending === undefined ? "" : ` (${transport.ending})`);
   const where = () => `${[command, ...args].join(" ")}${stderr.trim() === "" ? "" : `\n  its stderr ends with: ${stderr.trim().split("\n").slice(-5).join("\n  ")}`}`;
   const close = async () => {
     if (closedByUs) return;
@@ -88,12 +108,20 @@ export async function connectServer(words: readonly string[], root: string, time
     await Promise.all(family.map(killIfStillRunning));
   };
   let tools: ToolDescription[];
+  // A signal of this start's own: the SDK never removes the listener it adds to a request's signal,
+  // and the caller's lives for every start of the audit.
+  const starting = new AbortController();
+  const stopStarting = () => starting.abort(signal?.reason);
+  signal?.addEventListener("abort", stopStarting, { once: true });
   try {
-    await client.connect(transport, { timeout: timeoutMs });
-    tools = (await client.listTools(undefined, { timeout: timeoutMs })).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    signal?.throwIfAborted();
+    await client.connect(transport, { timeout: timeoutMs, signal: starting.signal });
+    tools = (await client.listTools(undefined, { timeout: timeoutMs, signal: starting.signal })).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
   } catch (error) {
     await close();
-    throw new McpServerError(`the MCP server did not start: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
+    throw new McpServerError(`${SERVER_DID_NOT_START}: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
+  } finally {
+    signal?.removeEventListener("abort", stopStarting);
   }
   return {
     pid: transport.spawnedPid,
@@ -104,7 +132,7 @@ export async function connectServer(words: readonly string[], root: string, time
     },
     close,
     async call(tool, toolArgs, timeoutMs = CALL_TIMEOUT_MS) {
-      if (exited) throw new TargetStopped(`the MCP server had exited before a call to ${tool}\n  command: ${where()}`, "exited");
+      if (exited) throw new TargetStopped(`the MCP server had exited${endedAs()} before a call to ${tool}\n  command: ${where()}`, "exited");
       try {
         const result = await client.callTool({ name: tool, arguments: toolArgs }, undefined, { timeout: timeoutMs });
         return { text: answerText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
@@ -113,7 +141,7 @@ export async function connectServer(words: readonly string[], root: string, time
         if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
           throw new TargetStopped(`${tool} got no answer within ${timeoutMs} ms: ${message}\n  command: ${where()}`, "hung");
         if (exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
-          throw new TargetStopped(`the MCP server exited during a call to ${tool}: ${message}\n  command: ${where()}`, "exited");
+          throw new TargetStopped(`the MCP server exited${endedAs()} during a call to ${tool}: ${message}\n  command: ${where()}`, "exited");
         return { text: error.message, isError: true };
       }
     },

@@ -12,7 +12,7 @@
  * that exits or leaves a call unanswered is replaced by a fresh one at the root's next call, and the
  * call that met it throws `TargetStopped`, which the runner judges (audit/runner/run.ts); a server whose
  * root's folder was removed (its sandbox is gone) is closed when the next one starts, and `dispose`
- * closes them all. Properties that cannot apply to a process (`isInside` and `workspacePath` are not
+ * closes them all, ending at once any still starting (as the `signal` given does). Properties that cannot apply to a process (`isInside` and `workspacePath` are not
  * exported, fs faults cannot be injected, inputs JSON cannot carry, the chapter's messages and, unless
  * the mapping says so, its truncation) are listed in `notApplicable` with the reason. A server that
  * cannot be started again during the audit is kept in `serverFailure`, and the audit cannot end green,
@@ -21,7 +21,7 @@
  * are the root and the candidate joined by "/", never normalized, so the server meets `..` itself).
  */
 import { statSync } from "node:fs";
-import { access, mkdtemp, realpath, rm } from "node:fs/promises";
+import { access, mkdtemp, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { schema } from "../../gates/schema.js";
@@ -31,8 +31,9 @@ import { bashTool } from "../../tools/bash.js";
 import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
 import { type OfferedTool, type OperationTool, type Surface, awaitingTarget, recordCall, surface, transcribe } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
-import { CALL_TIMEOUT_MS, type McpConnection, McpServerError, connectServer } from "./client.js";
+import { CALL_TIMEOUT_MS, type McpConnection, McpServerError, START_TIMEOUT_MS, connectServer } from "./client.js";
 import type { McpMapping } from "./mapping.js";
+import { removeTree } from "../sandbox/remove.js";
 
 export interface McpAuditTarget extends AuditTarget {
   prepare(): Promise<void>;
@@ -113,7 +114,15 @@ export function classifyServerTools(tools: readonly ToolDescription[], mapping: 
   });
 }
 
-export function mcpTarget(words: readonly string[], mapping: McpMapping, excluded: ReadonlyMap<string, string> = new Map()): McpAuditTarget {
+/**
+ * `signal`: the user's Ctrl-C; once it aborts, every start under way ends at once, and none counts as
+ * a server that failed (`serverFailure`).
+ */
+export function mcpTarget(words: readonly string[], mapping: McpMapping, excluded: ReadonlyMap<string, string> = new Map(), { signal }: { signal?: AbortSignal } = {}): McpAuditTarget {
+  // Aborted by the user's signal, or by `dispose`: a server still starting then is not waited for.
+  const stopping = new AbortController();
+  if (signal?.aborted === true) stopping.abort();
+  signal?.addEventListener("abort", () => stopping.abort(), { once: true });
   const servers = new Map<string, Promise<McpConnection>>();
   let serverFailure: string | undefined;
   let offered: OfferedTool[] = [];
@@ -152,7 +161,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     const server = closeStale().then(async () => {
       const began = performance.now();
       try {
-        return await connectServer(words, root);
+        return await connectServer(words, root, START_TIMEOUT_MS, stopping.signal);
       } catch (error) {
         if (statSync(root, { throwIfNoEntry: false })?.isDirectory() !== true) throw new RootGone(`the MCP server cannot start on ${root}: it is no longer a directory`);
         throw error;
@@ -163,7 +172,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     });
     servers.set(root, server);
     server.catch((error: unknown) => {
-      if (ahead || error instanceof RootGone) {
+      if (ahead || error instanceof RootGone || stopping.signal.aborted) {
         if (servers.get(root) === server) servers.delete(root);
       } else {
         // A server that cannot be started for a case leaves nothing to judge by: no verdict stands.
@@ -273,7 +282,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     async prepare() {
       const scratch = await realpath(await mkdtemp(join(tmpdir(), "workspace-gates-mcp-probe-")));
       try {
-        const connection = await connectServer(words, scratch);
+        const connection = await connectServer(words, scratch, START_TIMEOUT_MS, stopping.signal);
         try {
           offered = classifyServerTools(connection.tools, mapping, excluded);
           primary = { read: primaryTool("read", mapping.read, offered), write: primaryTool("write", mapping.write, offered) };
@@ -283,10 +292,11 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
           await connection.close();
         }
       } finally {
-        await rm(scratch, { recursive: true, force: true });
+        removeTree(scratch);
       }
     },
     async dispose() {
+      stopping.abort();
       for (const server of servers.values()) close(server);
       servers.clear();
       warming.length = 0;

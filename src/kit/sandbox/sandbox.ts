@@ -23,7 +23,10 @@
  * string spells is watched too. `canaryChanges()` is the same list as one line per change
  * (`added PATH`, `removed PATH`, `changed PATH`); `SECRET` marks
  * every canary file so a read that returns it is detectable; `dispose()` removes the whole tree, links
- * included, without following them. `reset()` makes the sandbox as new again and answers whether it
+ * included, without following them, however deep a target made it (remove.ts), and when the
+ * filesystem refuses, records an `AuditFault` (fault.ts) rather than throw: the audit's failure to
+ * clean up is its own, never the verdict of the case. A sandbox that cannot be made or laid out
+ * throws `AuditFault`. `reset()` makes the sandbox as new again and answers whether it
  * proved it: it puts back every canary a case changed, exactly as the snapshot taken at creation has
  * it (an entry added outside is removed without following links, one removed or changed is written
  * again), empties the workspace and `scratch` (but for the root alias, made anew if it was moved), and
@@ -40,11 +43,13 @@
  */
 import { execFileSync } from "node:child_process";
 import { accessSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { type RootTwin, rootTwins } from "./root-twins.js";
+import { AuditFault, recordAuditFault } from "./fault.js";
+import { removeTree } from "./remove.js";
 
 export { SIMILAR_PREFIX_SUFFIXES } from "./root-twins.js";
 
@@ -143,7 +148,19 @@ export interface Sandbox {
 }
 
 export async function createSandbox(prefix = "workspace-gates-", options: SandboxOptions = {}): Promise<Sandbox> {
-  const base = await realpath(await mkdtemp(join(options.parent ?? tmpdir(), prefix)));
+  const parentDir = options.parent ?? tmpdir();
+  const base = await realpath(await mkdtemp(join(parentDir, prefix))).catch((error: unknown) => {
+    throw new AuditFault(`the audit could not make a sandbox in ${parentDir}: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  try {
+    return await layOutSandbox(base, options);
+  } catch (error) {
+    removeTree(base);
+    throw new AuditFault(`the audit could not lay out its sandbox ${base}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function layOutSandbox(base: string, options: SandboxOptions): Promise<Sandbox> {
   const parent = join(base, ...Array<string>(GUARD_DEPTH).fill("g"));
   const root = join(parent, options.rootName ?? "ws");
   const outside = join(parent, "outside");
@@ -208,7 +225,7 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
           // rm does not follow links, so emptying cannot reach through one. Names as bytes: a case may
           // leave one that no string spells.
           const names = readdirSync(dir, { encoding: "buffer" }).filter((name) => dir !== scratch || ![ROOT_ALIAS, SPECIAL_DIR].includes(name.toString("latin1")));
-          for (const name of names) rmSync(childBytes(dir, name), { recursive: true, force: true });
+          for (const name of names) removeTree(childBytes(dir, name));
         }
         if (aliasTarget(rootAlias) !== root) {
           rmSync(rootAlias, { force: true });
@@ -220,7 +237,13 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
       }
     },
     async dispose() {
-      await rm(base, { recursive: true, force: true });
+      try {
+        removeTree(base);
+      } catch (error) {
+        // The case's verdict stands; the audit's own failure to clean up is the audit's to report.
+        if (!(error instanceof AuditFault)) throw error;
+        recordAuditFault(error);
+      }
     },
   };
 }
@@ -372,7 +395,7 @@ function restoreOutside(before: Snapshot, keys: readonly string[]): void {
   // A path under another changed path goes with it: removed by itself, it may be reached through a
   // link that now stands in its parent's place.
   const topmost = paths.filter((key) => !paths.some((other) => key.startsWith(`${other}/`)));
-  for (const key of topmost) rmSync(Buffer.from(key, "latin1"), { recursive: true, force: true });
+  for (const key of topmost) removeTree(Buffer.from(key, "latin1"));
   for (const key of paths) {
     const was = before.get(key);
     const path = Buffer.from(key, "latin1");

@@ -17,6 +17,7 @@ import { linkSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from "node
 import { join, posix, relative } from "node:path";
 import type { Sandbox, SpecialKind } from "./sandbox.js";
 import { namedTwins } from "./root-twins.js";
+import { AuditFault } from "./fault.js";
 
 /** Where a link points: the workspace, the outside canary, or the i-th twin of the root (root-twins.ts). */
 export type Area = "root" | "outside" | `sibling${number}`;
@@ -87,35 +88,45 @@ export function laidOut(tree: Tree): TreeEntry[] {
 export async function materialize(tree: Tree, box: Sandbox): Promise<TreeEntry[]> {
   const created: TreeEntry[] = [];
   for (const entry of laidOut(tree)) {
-    const path = join(box.root, ...entry.at);
-    // Where the filesystem folds letter case or normalization, a name and its twin are one name: the
-    // second does not fit, and is left out like any other.
-    if (existing(path)) continue;
-    switch (entry.kind) {
-      case "dir":
-        mkdirSync(path);
-        break;
-      case "file":
-        writeFileSync(path, `file ${entry.at.join("/")}\n`);
-        break;
-      case "symlink":
-        symlinkSync(linkText(box, entry.at, entry.target), path);
-        break;
-      case "hardlink":
-        linkSync(entry.to.area === "outside" ? join(box.outside, "secret.txt") : join(box.root, ...entry.to.path), path);
-        break;
-      case "special": {
-        // Every special file of a sandbox is a name of the one it keeps of that kind: making a FIFO or a
-        // device node takes a process, a link does not.
-        const made = await box.specialFile(entry.special);
-        if (made === undefined) continue;
-        linkSync(made, path);
-        break;
-      }
+    try {
+      if (await layOut(entry, box)) created.push(entry);
+    } catch (error) {
+      // The tree goes into a workspace as new, before any call: a failure here is the audit's own.
+      throw new AuditFault(`the audit could not lay out ${entry.at.join("/")} in the workspace: ${error instanceof Error ? error.message : String(error)}`);
     }
-    created.push(entry);
   }
   return created;
+}
+
+/** Makes one entry, answering whether it was made. */
+async function layOut(entry: TreeEntry, box: Sandbox): Promise<boolean> {
+  const path = join(box.root, ...entry.at);
+  // Where the filesystem folds letter case or normalization, a name and its twin are one name: the
+  // second does not fit, and is left out like any other.
+  if (existing(path)) return false;
+  switch (entry.kind) {
+    case "dir":
+      mkdirSync(path);
+      break;
+    case "file":
+      writeFileSync(path, `file ${entry.at.join("/")}\n`);
+      break;
+    case "symlink":
+      symlinkSync(linkText(box, entry.at, entry.target), path);
+      break;
+    case "hardlink":
+      linkSync(entry.to.area === "outside" ? join(box.outside, "secret.txt") : join(box.root, ...entry.to.path), path);
+      break;
+    case "special": {
+      // Every special file of a sandbox is a name of the one it keeps of that kind: making a FIFO or a
+      // device node takes a process, a link does not.
+      const made = await box.specialFile(entry.special);
+      if (made === undefined) return false;
+      linkSync(made, path);
+      break;
+    }
+  }
+  return true;
 }
 
 function existing(path: string): boolean {

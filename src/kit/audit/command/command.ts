@@ -18,22 +18,27 @@
  * exports none of the contract, a run that checked nothing, an unreadable baseline or suppressions
  * file, a report file that cannot be written (checked before the run, and again when written), a
  * property left short of its floor of runs by a target too slow for the budget or by `--max-time`
- * (budget.ts), unless something failed. With
+ * (budget.ts), unless something failed, or an error of the audit's own (a sandbox it could not make
+ * or remove, a tree it could not lay out: never a finding against the target, and exit 1 still when a
+ * failure with a counterexample stands). With
  * `--baseline FILE` the verdict is the comparison instead, as strict as `--strict` for guarantees:
  * exit 1 when a property the baseline passed fails or is skipped here (a regression), or when a
  * guarantee failed with an escape, whatever the baseline held. Without MODULE it audits the package's own implementation. A failure
  * prints a replay command; with the printed `--seed` and `--path` it runs exactly that run again.
  * A run that hangs fails after `--timeout`. Progress goes to stderr. Ctrl-C (or SIGTERM) stops the
  * run: what ran so far is printed and written to the report files (marked `interrupted`), every
- * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C). With `--mcp` the
+ * sandbox is removed, and the exit code is 128 + the signal number (130 for Ctrl-C); so too while the
+ * target starts or its pace is measured (one line on stderr says so, and nothing was checked). With `--mcp` the
  * target is an MCP server started by COMMAND (see mcp/target.ts): a mapped tool it lacks, or a server
- * that does not start, is exit 2 before any property runs, and a server that fails during the run is
- * exit 2 whatever the properties said. `--list-tools` starts the target, prints how the audit takes
+ * that does not start, is exit 2 before any property runs, and a server that fails during the run
+ * (cannot be started again, or stops answering where no case makes it stop) is exit 2, unless a
+ * property failed with a counterexample: that failure stands, exit 1, the server's trouble said on
+ * stderr. `--list-tools` starts the target, prints how the audit takes
  * each of its tools (tool-list.ts) and stops: exit 0, or 2 when the target cannot be started.
  */
 import { writeFile } from "node:fs/promises";
 import { type CliCommand, type CliIo, invocationOf } from "../../cli-command.js";
-import { guardInterrupts } from "../../toctou/interrupt.js";
+import { type InterruptGuard, guardInterrupts } from "../../toctou/interrupt.js";
 import { PROPERTIES } from "../properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "../reports/baseline.js";
 import { closeSandboxes, disposeSandboxes, poolSandboxes } from "../runner/property.js";
@@ -51,6 +56,8 @@ import { type Pace, measurePace } from "../runner/pace.js";
 import { renderToolList } from "../reports/tool-list.js";
 import { locateFailures } from "../reports/located.js";
 import { writeRegressionTests } from "../reports/regression-test.js";
+import { SERVER_DID_NOT_START } from "../../mcp/client.js";
+import { takeAuditFaults } from "../../sandbox/fault.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget } from "../../mcp/target.js";
 import { DEFAULT_RUNS, type MaxTime, budgetShares, runWithinTime, shortOfFloor } from "./budget.js";
@@ -79,26 +86,35 @@ export const auditCommand: CliCommand = {
     }
     const testsProblem = options.regressionTest === undefined ? undefined : await notAWritableDirectory(options.regressionTest);
     if (testsProblem !== undefined) return cannot(io, `cannot write --regression-test ${options.regressionTest}: ${testsProblem}`);
-    let target: AuditTarget | McpAuditTarget;
+    // From here on Ctrl-C (or SIGTERM) stops the audit and removes what it made, a server that is
+    // still starting included.
+    const guard = guardInterrupts();
     try {
-      target = await loadAuditTarget(options);
-    } catch (error) {
-      if (error instanceof UnusableTarget) return cannot(io, `cannot audit ${error.message}`);
-      return cannot(io, `cannot load ${describeTarget(options)}: ${messageOf(error)}`);
-    }
-    try {
-      if (options.listTools) {
-        io.stdout(renderToolList(target.label, offeredTools(target)));
-        return 0;
+      let target: AuditTarget | McpAuditTarget;
+      try {
+        target = await loadAuditTarget(options, guard.signal);
+      } catch (error) {
+        const interrupted = guard.exitCode();
+        if (interrupted !== undefined) return stopped(io, guard, `while ${describeTarget(options)} started: nothing was checked`);
+        if (error instanceof UnusableTarget) return cannot(io, `cannot audit ${error.message}`);
+        return cannot(io, `cannot load ${describeTarget(options)}: ${messageOf(error)}`);
       }
-      return await auditTarget(target, options, reports, io, suppressions, began);
+      try {
+        if (options.listTools) {
+          io.stdout(renderToolList(target.label, offeredTools(target)));
+          return 0;
+        }
+        return await auditTarget(target, options, reports, io, suppressions, began, guard);
+      } finally {
+        if ("dispose" in target) await target.dispose();
+      }
     } finally {
-      if ("dispose" in target) await target.dispose();
+      guard.dispose();
     }
   },
 };
 
-async function loadAuditTarget(options: AuditArgs): Promise<AuditTarget | McpAuditTarget> {
+async function loadAuditTarget(options: AuditArgs, signal: AbortSignal): Promise<AuditTarget | McpAuditTarget> {
   const excluded = new Map(options.excludeTools.map((name) => [name, "excluded by --exclude-tool"]));
   if (options.mcp === undefined) {
     const target = options.module === undefined ? await referenceTarget() : await loadTarget(options.module);
@@ -107,7 +123,7 @@ async function loadAuditTarget(options: AuditArgs): Promise<AuditTarget | McpAud
     if (unknown.length > 0) throw new UnusableTarget(`${target.label}: --exclude-tool names ${unknown.join(", ")}, which its createWorkspaceTools does not return (it returns: ${offered.join(", ") || "no tools"})`);
     return { ...target, excluded };
   }
-  const target = mcpTarget(options.mcp.command, options.mcp.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(options.mcp.mapping), excluded);
+  const target = mcpTarget(options.mcp.command, options.mcp.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(options.mcp.mapping), excluded, { signal });
   await target.prepare();
   return target;
 }
@@ -129,6 +145,7 @@ async function auditTarget(
   io: CliIo,
   suppressions: SuppressionsFile | undefined,
   began: number,
+  guard: InterruptGuard,
 ): Promise<number> {
   let baseline: { file: string; statuses: Awaited<ReturnType<typeof readBaseline>> } | undefined;
   if (options.baseline !== undefined) {
@@ -138,22 +155,22 @@ async function auditTarget(
       return cannot(io, messageOf(error));
     }
   }
+  // The audit's own faults are this run's, the pace's included: none of an earlier audit in this process.
+  takeAuditFaults();
   let pace: Pace;
   try {
     pace = await measurePace(target);
   } catch (error) {
+    if (guard.exitCode() !== undefined) {
+      await closeSandboxes();
+      return stopped(io, guard, `while the audit measured how fast ${target.label} answers: nothing was checked`);
+    }
     return cannot(io, `cannot measure how fast ${target.label} answers: ${messageOf(error)}`);
   }
   target.latencyMs = pace.latencyMs;
-  const guard = guardInterrupts();
-  let report: AuditReport;
-  try {
-    // --max-time counts from the command's start: the target's load and its pace are part of the wall time it caps.
-    const maxTime = options.maxTime === undefined ? undefined : { at: began + options.maxTime * 1_000, seconds: options.maxTime };
-    report = await runAudit(options, target, io, guard.signal, suppressions, maxTime);
-  } finally {
-    guard.dispose();
-  }
+  // --max-time counts from the command's start: the target's load and its pace are part of the wall time it caps.
+  const maxTime = options.maxTime === undefined ? undefined : { at: began + options.maxTime * 1_000, seconds: options.maxTime };
+  let report = await runAudit(options, target, io, guard.signal, suppressions, maxTime);
   report.time = {
     totalMs: Math.round(performance.now() - began),
     latencyMs: Math.round(pace.latencyMs * 10) / 10,
@@ -182,13 +199,32 @@ async function auditTarget(
     return interrupted;
   }
   if (written !== undefined) return cannot(io, written);
-  if ("serverFailure" in target && target.serverFailure !== undefined)
-    return cannot(io, `the MCP server failed during the audit, so the verdict cannot stand: ${target.serverFailure}`);
-  if (pace.trouble !== undefined)
-    return cannot(io, `the target stopped answering while the audit measured how fast it answers, before any case ran, so its trouble is its own and the verdict cannot stand: ${pace.trouble}`);
-  const trouble = report.results.find((result) => result.targetTrouble !== undefined);
-  if (trouble !== undefined)
-    return cannot(io, `the target stopped answering during ${trouble.id} and not when the case was done again, so its trouble is its own and the verdict cannot stand: ${trouble.targetTrouble}`);
+  const serverFailure = "serverFailure" in target ? target.serverFailure : undefined;
+  const troubled = report.results.find((result) => result.targetTrouble !== undefined);
+  const [fault] = takeAuditFaults();
+  const trouble =
+    fault !== undefined
+      ? `the audit failed on its own, not through the target, so the verdict cannot stand: ${fault}`
+      : serverFailure !== undefined
+      ? `the MCP server failed during the audit, so the verdict cannot stand: ${serverFailure}`
+      : pace.trouble !== undefined
+        ? `the target stopped answering while the audit measured how fast it answers, before any case ran, so its trouble is its own and the verdict cannot stand: ${pace.trouble}`
+        : troubled !== undefined
+          ? `the target stopped answering during ${troubled.id} and not when the case was done again, so its trouble is its own and the verdict cannot stand: ${troubled.targetTrouble}`
+          : undefined;
+  if (trouble !== undefined) {
+    // A failure with a counterexample stands whatever else the target did: its own trouble elsewhere
+    // must not turn a finding into "no verdict". A call that threw because its server could not be
+    // started is that trouble, not a finding; so is a tool left unattacked (coverage judges what the
+    // trouble let run, and has no case to replay).
+    const found = report.results.filter(
+      (result) =>
+        result.id !== COVERAGE_ID && failsRun(result, report) && result.counterexample !== undefined && result.counterexample !== "(none)" && !result.reason?.includes(SERVER_DID_NOT_START),
+    );
+    if (found.length === 0) return cannot(io, trouble);
+    io.stderr(`audit: ${trouble}\naudit: ${found.map((result) => result.id).join(", ")} failed with a counterexample, which stands whatever the ${fault !== undefined ? "audit's" : "target's"} own trouble: exit 1\n`);
+    return 1;
+  }
   // Coverage judges the properties' calls: on its own it checked nothing.
   if (!report.results.some((result) => result.id !== COVERAGE_ID && (result.status === "passed" || result.status === "failed")))
     return cannot(io, `nothing was checked: every selected property needs an export ${target.label} does not have`);
@@ -267,6 +303,12 @@ async function runAudit(
   report.coverage = coverageRows(offeredTools(target), report.results, options.only);
   report.results.push(coverageResult(report.coverage, options.seed));
   return report;
+}
+
+/** An audit stopped by a signal before any property ran: one line saying so, and 128 + the signal's number. */
+function stopped(io: CliIo, guard: InterruptGuard, when: string): number {
+  io.stderr(`audit: ${messageOf(guard.signal.reason)} ${when}\n`);
+  return guard.exitCode() as number;
 }
 
 function cannot(io: CliIo, message: string): number {

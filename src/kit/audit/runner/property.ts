@@ -118,6 +118,8 @@ export class Departures {
   }
 }
 
+// How many times disposeSandboxes has run: a case whose sandbox was made across one is abandoned.
+let disposals = 0;
 // Sandboxes whose reset proved them as new, kept for the next run, by root name: creating one costs
 // some forty filesystem calls, about as much as a whole run of most properties.
 const idleSandboxes = new Map<string, Sandbox[]>();
@@ -138,8 +140,10 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
   if (closed) throw new Error(STOPPED);
   const idle = idleSandboxes.get(rootName) ?? [];
   idleSandboxes.set(rootName, idle);
+  const disposalsBefore = disposals;
   const box = idle.pop() ?? (await newSandbox(rootName));
-  if (closed) {
+  // Sandboxes were disposed while this one was being made: its case outlived its property (it hung).
+  if (closed || disposals !== disposalsBefore) {
     await box.dispose();
     throw new Error(STOPPED);
   }
@@ -199,7 +203,11 @@ const CLOSE_GRACE_MS = 2_000;
  * does between cases) and removes them at its end.
  */
 export async function disposeSandboxes({ keepIdle = false }: { keepIdle?: boolean } = {}): Promise<void> {
-  const all = [...(keepIdle ? [] : [...idleSandboxes.values()].flatMap((idle) => idle.splice(0))), ...busySandboxes];
+  disposals += 1;
+  // One still being made belongs to a case that hung (its property is done): it goes too, or it
+  // would land after the audit's last disposal and stay in the temp folder.
+  const late = (await Promise.allSettled([...pendingSandboxes])).flatMap((made) => (made.status === "fulfilled" ? [made.value] : []));
+  const all = [...late, ...(keepIdle ? [] : [...idleSandboxes.values()].flatMap((idle) => idle.splice(0))), ...busySandboxes];
   for (const box of all) removed.add(box);
   busySandboxes.clear();
   await Promise.all(all.map((box) => box.dispose()));

@@ -18,9 +18,10 @@
 import fc from "fast-check";
 import { type AuditProperty, type Gate, type PropertyKind, Hang, Violation, disposeSandboxes, settle } from "./property.js";
 import { type Consequence, type Cwe, type Threat, graverTier, isConvention, weaknessesOf } from "../../findings/findings.js";
-import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, recordingCalls, transcribing } from "../../operations/surface.js";
+import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, pastDeadline, recordingCalls, transcribing } from "../../operations/surface.js";
 import { type Counterexample, counterexampleOf, renderCounterexample } from "./counterexample.js";
 import { type AuditTarget, TargetStopped } from "../../operations/target.js";
+import { AuditFault, recordAuditFault } from "../../sandbox/fault.js";
 
 export interface RunOptions {
   seed: number;
@@ -250,6 +251,9 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       if (!(error instanceof TargetStopped)) throw error;
       const again = shrinking ? ({ ok: false, error } as const) : await settle(once(value));
       if (again.ok) {
+        // Done again past the case's deadline, it made no call after it: it did not show that the case
+        // leaves a fresh process standing, so the case is cut, never the target's own trouble.
+        if (pastDeadline()) throw new PastDeadline();
         targetTrouble ??= error.message;
         return;
       }
@@ -303,6 +307,12 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       addOptions(sentOptions, recorded.options);
     }
     const { answer } = recorded;
+    // An error of the audit's own (a sandbox or a tree it could not make) shows nothing of the target:
+    // recorded for the command's verdict, and the case counts as not judged.
+    if (!answer.ok && answer.error instanceof AuditFault) {
+      recordAuditFault(answer.error);
+      return;
+    }
     // A case cut at its deadline by a call it could no longer make judged nothing more than it had.
     const cut = !answer.ok && answer.error instanceof PastDeadline;
     // The cases it folded onto others were judged by them: a cut leaves the rest, never more.
