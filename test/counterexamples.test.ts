@@ -197,6 +197,15 @@ const CASES: Case[] = [
   { id: "bashLimits.output", module: "fixtures/vulnerable/bash-no-output-cut.ts", judge: differsFromReference },
 ];
 
+/**
+ * Failures held only by their printed replay line: properties whose counterexample is a text (an
+ * agent's turns).
+ */
+const REPLAYED_ONLY: readonly { id: string; module: string }[] = [
+  { id: "agent.protocol", module: "fixtures/vulnerable/normalized-dispatch.ts" },
+  { id: "agent.abort", module: "fixtures/vulnerable/runs-after-abort.ts" },
+];
+
 /** Properties that print calls but are not made again here, and why. */
 const NOT_REPLAYED: Record<string, string> = {
   "bashLimits.timeout": "its one call waits out the 10 s timeout, twice: a case that costs what this file costs in all",
@@ -285,7 +294,7 @@ beforeAll(async () => {
   await writeFile(join(scratch.path, "lexical-surface.mjs"), LEXICAL_SURFACE);
   await writeFile(join(scratch.path, "verified.mjs"), VERIFIED);
   const modules = new Map<string, string[]>();
-  for (const { id, module } of CASES) modules.set(module, [...(modules.get(module) ?? []), id]);
+  for (const { id, module } of [...CASES, ...REPLAYED_ONLY]) modules.set(module, [...(modules.get(module) ?? []), id]);
   for (const [module, ids] of modules) {
     const [json, junit, sarif] = ["json", "xml", "sarif"].map((extension) => join(scratch.path, `${audits.size}.${extension}`)) as [string, string, string];
     const path = module.startsWith("fixtures/") ? module : join(scratch.path, module);
@@ -313,6 +322,23 @@ describe("a counterexample, copied from the text report", () => {
     expect(judge(fork, reference, broke), `${shown.calls.join("\n")}\nfork: ${fork.answers.map(text).join("\n")}\nreference: ${reference.answers.map(text).join("\n")}`).toBe(true);
     // An oracle that calls everything broken proves nothing: the reference, asked the same, keeps the rule.
     if (judge !== differsFromReference && judge !== acceptsInvalid) expect(judge(reference, reference, broke)).toBe(false);
+  });
+});
+
+describe("a printed replay", () => {
+  // fc.commands shrinks by which commands its last run executed: its path alone could not be walked
+  // again ("Unable to replay, got wrong path"), so sequences.bash and agent.protocol printed replays that crashed.
+  it.each([...CASES, ...REPLAYED_ONLY].map(({ id, module }) => [id, module] as const))("%s of %s: fails again with the same counterexample and reason", async (id, module) => {
+    const result = audits.get(module)?.report.results.find((candidate) => candidate.id === id);
+    expect(result?.status, audits.get(module)?.stdout).toBe("failed");
+    const words = result?.replay?.split(" ") ?? [];
+    expect(words).toContain("--path");
+    const json = join(scratch.path, `replay-${id}.json`);
+    const again = await cli([...words.slice(words.indexOf("audit")), "--json", json]);
+    const replayed = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results.find((candidate) => candidate.id === id);
+    expect(replayed?.status, again.stdout + again.stderr).toBe("failed");
+    expect(replayed?.counterexample).toBe(result?.counterexample);
+    expect(replayed?.reason).toBe(result?.reason);
   });
 });
 
