@@ -208,6 +208,18 @@ describe("a counterexample, copied from the text report", () => {
   });
 });
 
+describe("the call a reason names", () => {
+  // A sequences.bash finding once read "call 2" over a counterexample of one call (issue 49).
+  it("is a call the counterexample shows, and so is the call the rule broke at", () => {
+    for (const { report } of audits.values())
+      for (const result of report.results.filter((failed) => failed.case !== undefined && failed.case.calls.length > 0)) {
+        const calls = result.case?.calls.length ?? 0;
+        for (const [, named] of (result.reason ?? "").matchAll(/\bcall (\d+)\b/g)) expect(Number(named), `${result.id}: ${result.reason}\n${result.counterexample}`).toBeLessThanOrEqual(calls);
+        expect(result.case?.broke ?? 1, result.id).toBeLessThanOrEqual(calls);
+      }
+  });
+});
+
 describe("a printed replay", () => {
   // fc.commands shrinks by which commands its last run executed: its path alone could not be walked
   // again ("Unable to replay, got wrong path"), so sequences.bash and agent.protocol printed replays that crashed.
