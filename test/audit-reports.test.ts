@@ -400,12 +400,14 @@ describe("a failure's consequence and threat", () => {
     expect(detail("limits.hardlink")).toEqual(["outside read", "a link inside the workspace"]);
   });
 
-  it("is the input alone when the failure stays without the links its shrunk tree kept, a link when it needs one", async () => {
+  it("is the input alone when the failure needs no link, a link when it needs one", async () => {
     const json = join(scratch, "threats.json");
-    // The fork lets `../ws-other/x` through by its prefix check: no link needed. Its hardlink leak needs one.
+    // The fork lets `../ws-other/x` through by its prefix check: no link needed, and the shrunk tree
+    // keeps none (it kept some until the openings were left out first, issue 49; lesserCases,
+    // judges a tree that keeps them: "the threat a failure needs", below). Its hardlink leak needs one.
     await cli("audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read,limits.hardlink", "--seed", "2", "--runs", "30", "--json", json);
     const results = new Map((JSON.parse(await readFile(json, "utf8")) as JsonReport).results.map((result) => [result.id, result]));
-    expect(results.get("containment.read")?.counterexample).toMatch(/ -> /);
+    expect(results.get("containment.read")?.counterexample).not.toMatch(/ -> /);
     expect(results.get("containment.read")).toMatchObject({ consequence: "outside read", threat: "the model's input alone", weaknesses: ["CWE-22", "CWE-200"] });
     expect(results.get("limits.hardlink")).toMatchObject({ threat: "a link inside the workspace", weaknesses: ["CWE-22", "CWE-200", "CWE-59"] });
   }, 60_000);

@@ -5,17 +5,15 @@
 // words a reader knows.
 import fc from "fast-check";
 import { execFileSync } from "node:child_process";
-import { lstat, readFile, readdir, realpath, symlink, writeFile } from "node:fs/promises";
-import * as nodePath from "node:path";
+import { readFile, symlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport, JsonResult } from "../src/kit/audit/reports/report.js";
-import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
-import { materialize } from "../src/kit/sandbox/tree.js";
+import { SECRET } from "../src/kit/sandbox/sandbox.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
 import { cli, useScratch } from "./support/cli.js";
+import { type Answer, type Prepare, type Replayed, printed, replay } from "./support/replay.js";
 import { parseJUnit } from "./support/ci-reports.js";
 
 const scratch = useScratch("workspace-gates-counterexamples-test-");
@@ -63,20 +61,6 @@ export function createWorkspaceTools(root) {
 }
 `;
 
-/** A call made again: what it answered, or how it failed. */
-type Answer = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-interface Replayed {
-  answers: Answer[];
-  /** What changed outside the workspace, as the sandbox lists it. */
-  changes: string[];
-  /** Each file inside the workspace and its content, before each call and after the last. */
-  contents: Map<string, string>[];
-  /** The same calls asked again of the broken one once the outside has changed (for a rule on what an answer reveals). */
-  perturbed?: Answer;
-  /** Each call's injected fault, where the setup injects one. */
-  faults: InjectedFault[];
-}
 
 /** How the failure shows again: true when the replay against the module broke the rule. */
 type Judge = (fork: Replayed, reference: Replayed, broke: number) => boolean;
@@ -110,37 +94,9 @@ interface Case {
   /** The module that keeps the rule, asked the same calls (default: the reference). */
   keeper?: string;
   /** What the setup lines of its counterexample ask for, done with the tools made when it says (`makeTools`). */
-  prepare?: (box: Sandbox, setup: readonly string[], makeTools: () => void) => Promise<void>;
+  prepare?: Prepare;
 }
 
-/** A fault a setup line injects: the `fsApi` to pass, the code it throws, and whether a lookup met it. */
-interface InjectedFault {
-  fsApi: unknown;
-  code: string;
-  fired: boolean;
-}
-
-/** `fsApi of call N: node:fs/promises, but its Kth lstat fails with CODE`, as a fault the test builds itself. */
-function faultyFsApis(setup: readonly string[]): InjectedFault[] {
-  return setup.flatMap((line) => {
-    const fault = /^fsApi of call \d+: node:fs\/promises, but its (\d+)\w\w (lstat|realpath) fails with (\w+)$/.exec(line);
-    if (fault === null) return [];
-    const [, nth, operation, code = ""] = fault;
-    let calls = 0;
-    const injected: InjectedFault = { fsApi: undefined, code, fired: false };
-    const failing =
-      (name: string, real: (path: string) => Promise<unknown>) =>
-      async (path: string): Promise<unknown> => {
-        if (name === operation && ++calls === Number(nth)) {
-          injected.fired = true;
-          throw Object.assign(new Error(`${code}: injected, ${name} '${path}'`), { code });
-        }
-        return real(path);
-      };
-    injected.fsApi = { lstat: failing("lstat", lstat), realpath: failing("realpath", realpath) };
-    return [injected];
-  });
-}
 
 const CASES: Case[] = [
   { id: "fields.tools", module: "fixtures/vulnerable/array-input.ts", judge: acceptsInvalid },
@@ -197,86 +153,22 @@ const CASES: Case[] = [
   { id: "bashLimits.output", module: "fixtures/vulnerable/bash-no-output-cut.ts", judge: differsFromReference },
 ];
 
+/**
+ * Failures held only by their printed replay line: properties whose counterexample is a text (an
+ * agent's turns).
+ */
+const REPLAYED_ONLY: readonly { id: string; module: string }[] = [
+  { id: "agent.protocol", module: "fixtures/vulnerable/normalized-dispatch.ts" },
+  { id: "agent.abort", module: "fixtures/vulnerable/runs-after-abort.ts" },
+];
+
 /** Properties that print calls but are not made again here, and why. */
 const NOT_REPLAYED: Record<string, string> = {
   "bashLimits.timeout": "its one call waits out the 10 s timeout, twice: a case that costs what this file costs in all",
 };
 
-/** The counterexample as printed under the property's row of the text report: its tools line, its setup lines, its calls. */
-function printed(stdout: string, id: string): { tools?: string; setup: string[]; calls: string[]; broke?: number } {
-  const block = new RegExp(`^[^\\n]*\\s${id.replaceAll(".", "\\.")}\\s+(?:FAILED|known limit|differs)\\s[^]*?\\n {4}counterexample:\\n([^]*?)\\n {4}(?:replay|shrinking)`, "m").exec(stdout)?.[1];
-  if (block === undefined) throw new Error(`no counterexample of ${id} in:\n${stdout}`);
-  const lines = block.split("\n").map((line) => line.slice(6));
-  const start = lines.findIndex((line) => /^(calls, in order|call)/.test(line));
-  const setupFrom = lines.findIndex((line, index) => index > 0 && !line.startsWith("  ") && !/^(workspace|tree|tools):/.test(line));
-  return {
-    ...(lines.find((line) => line.startsWith("tools: ")) === undefined ? {} : { tools: lines.find((line) => line.startsWith("tools: "))?.slice("tools: ".length) as string }),
-    setup: setupFrom < 0 || setupFrom >= start ? [] : lines.slice(setupFrom, start),
-    calls: lines.slice(start + 1).map((line) => /^ {2}\d+\. (.*)$/.exec(line)?.[1] as string),
-    ...(/broke at call (\d+)/.exec(lines[start] ?? "") === null ? {} : { broke: Number(/broke at call (\d+)/.exec(lines[start] ?? "")?.[1]) }),
-  };
-}
 
-/** Every file inside `dir` and its content, links not followed. */
-async function filesIn(dir: string, prefix = ""): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  for (const name of await readdir(dir)) {
-    const path = join(dir, name);
-    const stats = await lstat(path);
-    if (stats.isDirectory()) for (const [inner, content] of await filesIn(path, `${prefix}${name}/`)) found.set(inner, content);
-    else if (stats.isFile()) found.set(`${prefix}${name}`, await readFile(path, "utf8"));
-  }
-  return found;
-}
 
-/** Makes the printed calls again against `module`, in a sandbox laid out as the JSON's case says. */
-async function replay(module: string, result: JsonResult, shown: ReturnType<typeof printed>, prepare: Case["prepare"]): Promise<Replayed> {
-  const workspace = result.case?.workspace;
-  const box = await createSandbox("workspace-gates-replay-test-", { rootName: workspace?.name ?? "ws", parent: scratch.path });
-  try {
-    if (workspace !== undefined) {
-      await materialize(workspace.tree.map((shownEntry) => shownEntry.entry), box);
-      for (const { path, content } of workspace.written ?? []) await writeFile(join(box.root, path), content);
-    }
-    const exports = (await import(pathToFileURL(resolve(module)).href)) as Record<string, unknown>;
-    const scope: Record<string, unknown> = { $BOX: dirname(box.outside), path: nodePath, ...exports };
-    scope.tool = (name: string) => scope[name];
-    const evaluate = (expression: string): unknown => new Function("scope", `with (scope) { return (${expression}); }`)(scope);
-    const makeTools = () => {
-      for (const tool of evaluate(shown.tools as string) as { spec: { name: string } }[]) scope[tool.spec.name] = tool;
-    };
-    const faults = faultyFsApis(shown.setup);
-    scope.fsApi = faults[0]?.fsApi;
-    if (prepare !== undefined) await prepare(box, shown.setup, makeTools);
-    else if (shown.tools !== undefined) makeTools();
-    const answers: Answer[] = [];
-    const contents: Map<string, string>[] = [];
-    const settle = async (expression: string): Promise<Answer> => {
-      try {
-        return { ok: true, value: await evaluate(expression) };
-      } catch (error) {
-        return { ok: false, error };
-      }
-    };
-    for (const [index, call] of shown.calls.entries()) {
-      scope.fsApi = faults[index]?.fsApi;
-      if (faults.length > 0 && shown.tools !== undefined) makeTools();
-      contents.push(await filesIn(box.root));
-      answers.push(await settle(call));
-    }
-    contents.push(await filesIn(box.root));
-    const changes = await box.canaryChanges();
-    let perturbed: Answer | undefined;
-    if (changes.length === 0) {
-      const restore = await box.perturbOutside();
-      perturbed = await settle(shown.calls[(shown.broke ?? shown.calls.length) - 1] as string);
-      await restore();
-    }
-    return { answers, changes, contents, faults, ...(perturbed === undefined ? {} : { perturbed }) };
-  } finally {
-    await box.dispose();
-  }
-}
 
 /** The audit of a module that fails the properties, its text and its reports, one run per module. */
 const audits = new Map<string, { stdout: string; report: JsonReport; junit: string; sarif: string }>();
@@ -285,7 +177,7 @@ beforeAll(async () => {
   await writeFile(join(scratch.path, "lexical-surface.mjs"), LEXICAL_SURFACE);
   await writeFile(join(scratch.path, "verified.mjs"), VERIFIED);
   const modules = new Map<string, string[]>();
-  for (const { id, module } of CASES) modules.set(module, [...(modules.get(module) ?? []), id]);
+  for (const { id, module } of [...CASES, ...REPLAYED_ONLY]) modules.set(module, [...(modules.get(module) ?? []), id]);
   for (const [module, ids] of modules) {
     const [json, junit, sarif] = ["json", "xml", "sarif"].map((extension) => join(scratch.path, `${audits.size}.${extension}`)) as [string, string, string];
     const path = module.startsWith("fixtures/") ? module : join(scratch.path, module);
@@ -309,10 +201,39 @@ describe("a counterexample, copied from the text report", () => {
     expect(shown.calls.length).toBeGreaterThan(0);
     const broke = shown.broke ?? shown.calls.length;
     const at = (file: string) => (file.startsWith("fixtures/") || file.startsWith("src/") ? file : join(scratch.path, file));
-    const [fork, reference] = [await replay(at(module), result as JsonResult, shown, prepare), await replay(at(keeper), result as JsonResult, shown, prepare)];
+    const [fork, reference] = [await replay(at(module), result as JsonResult, shown, prepare, scratch.path), await replay(at(keeper), result as JsonResult, shown, prepare, scratch.path)];
     expect(judge(fork, reference, broke), `${shown.calls.join("\n")}\nfork: ${fork.answers.map(text).join("\n")}\nreference: ${reference.answers.map(text).join("\n")}`).toBe(true);
     // An oracle that calls everything broken proves nothing: the reference, asked the same, keeps the rule.
     if (judge !== differsFromReference && judge !== acceptsInvalid) expect(judge(reference, reference, broke)).toBe(false);
+  });
+});
+
+describe("the call a reason names", () => {
+  // A sequences.bash finding once read "call 2" over a counterexample of one call (issue 49).
+  it("is a call the counterexample shows, and so is the call the rule broke at", () => {
+    for (const { report } of audits.values())
+      for (const result of report.results.filter((failed) => failed.case !== undefined && failed.case.calls.length > 0)) {
+        const calls = result.case?.calls.length ?? 0;
+        for (const [, named] of (result.reason ?? "").matchAll(/\bcall (\d+)\b/g)) expect(Number(named), `${result.id}: ${result.reason}\n${result.counterexample}`).toBeLessThanOrEqual(calls);
+        expect(result.case?.broke ?? 1, result.id).toBeLessThanOrEqual(calls);
+      }
+  });
+});
+
+describe("a printed replay", () => {
+  // fc.commands shrinks by which commands its last run executed: its path alone could not be walked
+  // again ("Unable to replay, got wrong path"), so sequences.bash and agent.protocol printed replays that crashed.
+  it.each([...CASES, ...REPLAYED_ONLY].map(({ id, module }) => [id, module] as const))("%s of %s: fails again with the same counterexample and reason", async (id, module) => {
+    const result = audits.get(module)?.report.results.find((candidate) => candidate.id === id);
+    expect(result?.status, audits.get(module)?.stdout).toBe("failed");
+    const words = result?.replay?.split(" ") ?? [];
+    expect(words).toContain("--path");
+    const json = join(scratch.path, `replay-${id}.json`);
+    const again = await cli([...words.slice(words.indexOf("audit")), "--json", json]);
+    const replayed = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results.find((candidate) => candidate.id === id);
+    expect(replayed?.status, again.stdout + again.stderr).toBe("failed");
+    expect(replayed?.counterexample).toBe(result?.counterexample);
+    expect(replayed?.reason).toBe(result?.reason);
   });
 });
 

@@ -27,9 +27,15 @@ interface Opened {
   complaints: string[];
   screenshot: Uint8Array;
   /** Per finding: its text, the entries whose links cross and the neighbours drawn, and the calls drawn leaving. */
-  findings: Record<string, { text: string; crosses: string[]; neighbours: string[]; leaving: string[] }>;
+  findings: Record<string, { text: string; crosses: string[]; neighbours: string[]; leaving: string[]; callsDrawn: CallDrawn[] }>;
   consequences: Record<string, { fails: string; others: string }>;
   coverage: string[];
+}
+
+/** A call drawn under the workspace: the text its lines spell, and whether every line fits its box. */
+interface CallDrawn {
+  text: string;
+  fits: boolean;
 }
 
 let browser: Browser | undefined;
@@ -59,6 +65,15 @@ async function open(file: string): Promise<Opened> {
             crosses: [...article.querySelectorAll("[data-crosses]")].map((link) => link.getAttribute("data-crosses") ?? ""),
             neighbours: [...article.querySelectorAll("[data-neighbour]")].map((box) => box.getAttribute("data-neighbour") ?? ""),
             leaving: [...article.querySelectorAll("[data-call-reaches]")].map((arrow) => arrow.getAttribute("data-call-reaches") ?? ""),
+            callsDrawn: [...article.querySelectorAll("g[data-call]")].map((call) => {
+              const box = call.querySelector("rect")?.getBBox();
+              const lines = [...call.querySelectorAll<SVGTextContentElement>("text tspan")];
+              const inside = (line: SVGTextContentElement) => {
+                const drawn = line.getBBox();
+                return box !== undefined && drawn.x >= box.x && drawn.x + drawn.width <= box.x + box.width && drawn.y >= box.y && drawn.y + drawn.height <= box.y + box.height;
+              };
+              return { text: lines.map((line) => line.textContent ?? "").join(""), fits: lines.length > 0 && lines.every(inside) };
+            }),
           },
         ]),
       );
@@ -157,6 +172,20 @@ describeNeeding(CHROMIUM, "the audit's page in a real browser", () => {
     // The audits above lay out links to a twin, a hardlink, and a read that leaves by ../ws-other.
     expect(drawnLinks).toBeGreaterThanOrEqual(2);
     expect(drawnCalls).toBeGreaterThanOrEqual(1);
+  });
+
+  it("draws each call that leaves whole, every line of it inside its box", () => {
+    let long = 0;
+    for (const { report, opened } of Object.values(pages)) {
+      for (const result of report.results.filter((failed) => failed.case?.workspace !== undefined)) {
+        const leaving = (result.case?.calls ?? []).flatMap((call, index) => (call.reaches === undefined ? [] : [`call ${index + 1}: ${call.call}`]));
+        expect(opened.findings[result.id]?.callsDrawn.map((call) => call.text), result.id).toEqual(leaving);
+        for (const call of opened.findings[result.id]?.callsDrawn ?? []) expect(call.fits, call.text).toBe(true);
+        long += leaving.filter((text) => text.length > 50).length;
+      }
+    }
+    // The page once cut a call at some 40 characters, before its path: the audits above draw longer ones.
+    expect(long).toBeGreaterThanOrEqual(1);
   });
 
   it("gives the verdict by consequence, each failure where the --fail-on rule puts it, and every tool's coverage", () => {

@@ -15,7 +15,8 @@
  * (`recorded`, or over MCP the server's tool), every call of a module's export that wraps it
  * (`transcribe`) and the sandboxes the case worked in, in the order they were made, with the
  * arguments as they were passed, so that a counterexample shows what was done, not what was meant;
- * the calls `untranscribed` makes are counted only (the same calls asked again).
+ * the calls `untranscribed` makes are counted only (the same calls asked again); a transcript with a
+ * `limit` refuses every call past it as past a deadline, so that a case makes only its first calls.
  * Does not promise: that a tool answers its operation's input sensibly; the oracles judge that.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -78,6 +79,11 @@ export interface SentCall {
 export interface Transcript {
   sent: SentCall[];
   sandboxes: string[];
+  /**
+   * The most calls the run may make: a further call is refused as past a deadline (`PastDeadline`),
+   * so the case does only its first calls (a prefix, runner/pin.ts).
+   */
+  limit?: number;
 }
 
 const currentTranscript = new AsyncLocalStorage<Transcript | undefined>();
@@ -92,9 +98,11 @@ export function untranscribed<R>(body: () => R): R {
   return currentTranscript.run(undefined, body);
 }
 
-/** Writes a call into the transcript of the case under way (none outside a case). */
+/** Writes a call into the transcript of the case under way (none outside a case); refuses it past the transcript's `limit`. */
 export function transcribe(call: SentCall): void {
-  currentTranscript.getStore()?.sent.push(call);
+  const transcript = currentTranscript.getStore();
+  if (transcript?.limit !== undefined && transcript.sent.length >= transcript.limit) throw new PastDeadline();
+  transcript?.sent.push(call);
 }
 
 /** How many calls the transcript of the case under way holds (none outside a case). */

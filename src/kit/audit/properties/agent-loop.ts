@@ -165,9 +165,27 @@ const modelCall: fc.Arbitrary<ModelCall> = fc.record({
   hostile: fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: hostileInput }),
 });
 
+type Turn = fc.AsyncCommand<TranscriptModel, LoopUnderTest>;
+
+/**
+ * The model's turns, in order. A plain list, not `fc.commands`: a list shrinks without knowing which
+ * turns ran, so the path of a shrunk case replays it (`--path`), where `fc.commands` shrinks by what
+ * its last run executed and cannot replay without its own replay path.
+ */
 interface ProtocolCase {
   maxTurns: number;
-  commands: Iterable<fc.AsyncCommand<TranscriptModel, LoopUnderTest>>;
+  turns: readonly Turn[];
+}
+
+/** The turns the loop is asked for: none after a turn without calls, none past `maxTurns` (as `check` says of each). */
+function turnsTaken({ maxTurns, turns }: ProtocolCase): Turn[] {
+  const model: TranscriptModel = { lines: [], turns: 0, maxTurns, ended: false };
+  return turns.filter((turn) => {
+    if (!turn.check(model)) return false;
+    model.turns++;
+    model.ended = turn instanceof TextTurn || model.turns >= maxTurns;
+    return true;
+  });
 }
 
 export const agentProtocol: AuditProperty<ProtocolCase> = {
@@ -182,26 +200,24 @@ export const agentProtocol: AuditProperty<ProtocolCase> = {
   budgetScale: 0.5,
   arbitrary: fc.record({
     maxTurns: fc.integer({ min: 1, max: 4 }),
-    commands: fc.commands(
+    turns: fc.array(
       // Mostly turns with calls, so that runs reach maxTurns: the first turn without calls ends the run.
-      [
-        fc.oneof(
-          { weight: 4, arbitrary: fc.array(modelCall, { minLength: 1, maxLength: 3 }).map((calls): fc.AsyncCommand<TranscriptModel, LoopUnderTest> => new ToolTurn(calls)) },
-          { weight: 1, arbitrary: fc.constant(new TextTurn()) },
-        ),
-      ],
-      { maxCommands: 6 },
+      fc.oneof(
+        { weight: 4, arbitrary: fc.array(modelCall, { minLength: 1, maxLength: 3 }).map((calls): Turn => new ToolTurn(calls)) },
+        { weight: 1, arbitrary: fc.constant<Turn>(new TextTurn()) },
+      ),
+      { maxLength: 6 },
     ),
   }),
-  render: ({ maxTurns, commands }) => `maxTurns ${maxTurns}\n  ${[...commands].map(String).join("\n  ")}`,
-  async check(target, { maxTurns, commands }) {
+  render: (value) => `maxTurns ${value.maxTurns}\n  ${turnsTaken(value).map(String).join("\n  ")}`,
+  async check(target, { maxTurns, turns }) {
     await inSandbox(async (box) => {
       const provider = new SteppedProvider();
       const uses: ToolUse[] = [];
       const running = target.runAgent!("audit", { provider, tools: reportingTools(target, box.root, (use) => uses.push(use)), beforeToolCall: approveAll, maxTurns });
       const real: LoopUnderTest = { provider, uses, nextIndex: 0, run: running.then((value) => ({ ok: true, value }), (error: unknown) => ({ ok: false, error })) };
       const model: TranscriptModel = { lines: ["user"], turns: 0, maxTurns, ended: false };
-      await fc.asyncModelRun(() => ({ model, real }), commands);
+      for (const turn of turns) if (turn.check(model)) await turn.run(model, real);
       if (!model.ended) await new TextTurn().run(model, real);
     });
   },

@@ -18,7 +18,7 @@
 import fc from "fast-check";
 import { mkdir, rename, rm, symlink } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { type Candidate, allOfItems, candidateText, fsTree, linkTarget, neighbourArea, relativeCandidate, renderCandidate, treeName } from "../arbitraries/index.js";
+import { type Candidate, allOfItems, candidateText, fsTree, linkTarget, neighbourArea, relativeCandidate, treeName } from "../arbitraries/index.js";
 import { type AuditProperty, type NamedTools, execute, inSandbox, toolsOf, violation } from "../runner/property.js";
 import { containsFileWith } from "./containment.js";
 import { shellWord } from "../../shell-word.js";
@@ -59,55 +59,28 @@ function shellFor(step: Step, box: Sandbox): string | undefined {
   }
 }
 
-function describeStep(step: Step): string {
-  switch (step.kind) {
-    case "symlink":
-      return `bash: ln -s ${JSON.stringify(step.target)} ${step.name}`;
-    case "hardlink":
-      return `bash: ln ${step.existing} ${step.name}`;
-    case "rename":
-      return `bash: mv -T ${step.from} ${step.to}`;
-    case "mkdir":
-      return `bash: mkdir ${step.name}`;
-    case "replaceWithFile":
-      return `bash: replace ${step.name} with a file`;
-    case "read":
-    case "write":
-      return `${step.kind} ${renderCandidate(step.candidate)}`;
+/** Makes one step against the world: a bash step, or a read or write judged at once (and the canaries after it). */
+async function runStep(step: Step, world: World): Promise<void> {
+  world.step++;
+  const shell = shellFor(step, world.box);
+  if (shell !== undefined) {
+    await execute(world.tools.bash, { command: shell });
+    return;
   }
-}
-
-class StepCommand implements fc.AsyncCommand<object, World> {
-  constructor(readonly step: Step) {}
-  check() {
-    return true;
-  }
-  async run(_model: object, world: World) {
-    world.step++;
-    const shell = shellFor(this.step, world.box);
-    if (shell !== undefined) {
-      await execute(world.tools.bash, { command: shell });
-      return;
+  if (step.kind === "read") {
+    const result = await execute(world.tools.read, { path: candidateText(world.box, step.candidate) });
+    if (String(result.content).includes(SECRET)) violation(`call ${world.step}: read returned canary content`, "secretInAnswer", world.step - 1);
+  } else if (step.kind === "write") {
+    const content = `sequence write ${world.step}`;
+    const result = await execute(world.tools.write, { path: candidateText(world.box, step.candidate), content });
+    if (result.isError !== true && !containsFileWith(world.box.root, content)) {
+      const outside = await world.box.canaryChanges();
+      if (outside.length > 0) violation(`call ${world.step}: write reported success and changed outside the workspace: ${outside.join(", ")}`, "outsideChanged", world.step - 1);
+      violation(`call ${world.step}: write reported success but its content is neither inside the workspace nor outside it`, "falseSuccess", world.step - 1);
     }
-    const { step } = this;
-    if (step.kind === "read") {
-      const result = await execute(world.tools.read, { path: candidateText(world.box, step.candidate) });
-      if (String(result.content).includes(SECRET)) violation(`call ${world.step}: read returned canary content`, "secretInAnswer", world.step - 1);
-    } else if (step.kind === "write") {
-      const content = `sequence write ${world.step}`;
-      const result = await execute(world.tools.write, { path: candidateText(world.box, step.candidate), content });
-      if (result.isError !== true && !containsFileWith(world.box.root, content)) {
-        const outside = await world.box.canaryChanges();
-        if (outside.length > 0) violation(`call ${world.step}: write reported success and changed outside the workspace: ${outside.join(", ")}`, "outsideChanged", world.step - 1);
-        violation(`call ${world.step}: write reported success but its content is neither inside the workspace nor outside it`, "falseSuccess", world.step - 1);
-      }
-    }
-    const changes = await world.box.canaryChanges();
-    if (changes.length > 0) violation(`call ${world.step} changed outside: ${changes.join(", ")}`, "outsideChanged", world.step - 1);
   }
-  toString() {
-    return describeStep(this.step);
-  }
+  const changes = await world.box.canaryChanges();
+  if (changes.length > 0) violation(`call ${world.step} changed outside: ${changes.join(", ")}`, "outsideChanged", world.step - 1);
 }
 
 const candidateArb: fc.Arbitrary<Candidate> = relativeCandidate().map((text) => ({ form: "text", text }));
@@ -122,9 +95,14 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant("write" as const), candidate: candidateArb }),
 );
 
+/**
+ * A tree and the steps made on it, in order. The steps are a plain list, not `fc.commands`: a list
+ * shrinks without knowing which steps ran, so the path of a shrunk case replays it (`--path`), where
+ * `fc.commands` shrinks by what its last run executed and cannot replay without its own replay path.
+ */
 interface SequenceCase {
   tree: Tree;
-  commands: Iterable<fc.AsyncCommand<object, World>>;
+  steps: readonly Step[];
 }
 
 export const sequencesBash: AuditProperty<SequenceCase> = {
@@ -139,15 +117,15 @@ export const sequencesBash: AuditProperty<SequenceCase> = {
   budgetScale: 0.3,
   arbitrary: fc.record({
     tree: fsTree(),
-    commands: fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 12 }),
+    steps: fc.array(stepArb, { maxLength: 12 }),
   }),
   // Each step is one call, bash's included: the calls are the steps, as the case made them.
   render: ({ tree }) => ({ workspace: { name: "ws", spelling: "canonical", tree } }),
-  async check(target, { tree, commands }) {
+  async check(target, { tree, steps }) {
     await inSandbox(async (box) => {
       await materialize(tree, box);
-      const tools = toolsOf(target, box.root);
-      await fc.asyncModelRun(() => ({ model: {}, real: { box, tools, step: 0 } }), commands);
+      const world: World = { box, tools: toolsOf(target, box.root), step: 0 };
+      for (const step of steps) await runStep(step, world);
     });
   },
 };

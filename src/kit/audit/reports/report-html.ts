@@ -8,8 +8,9 @@
  * (each tool the target offers against each property that called it, with the calls), and each
  * failure: its rule, consequence and threat, the reason, its counterexample drawn from the case's data
  * (the workspace and its entries, the neighbours its links reach, each link that crosses the boundary
- * as an arrow from its entry to the neighbour), how the tools were made and what else was set up, its
- * calls with the one the rule broke at marked, and the replay command; then the legend. A
+ * as an arrow from its entry to the neighbour, and each call that leaves drawn whole, over as many
+ * lines as it needs), how the tools were made and what else was set up, its calls with the one the
+ * rule broke at marked, and the replay command; then the legend. A
  * counterexample that is no case of calls is shown as its text.
  */
 import { CONSEQUENCES, type Consequence } from "../../findings/findings.js";
@@ -153,6 +154,13 @@ const BOX_HEIGHT = 30;
 /** Characters a label of the workspace and of a neighbour keeps before an ellipsis; the whole name is its tooltip, and in the text. */
 const LABEL_CHARS = 42;
 const NEIGHBOUR_CHARS = 24;
+/** A call is drawn whole, over as many lines of this many characters as it needs (12px monospace, some 7.2px a character, within the 320px its box has for text). */
+const CALL_LINE_CHARS = 40;
+const CALL_LINE = 16;
+
+/** A call's text in lines of `CALL_LINE_CHARS`, none lost. */
+const callLines = (text: string): string[] => Array.from({ length: Math.max(1, Math.ceil(text.length / CALL_LINE_CHARS)) }, (_, line) => text.slice(line * CALL_LINE_CHARS, (line + 1) * CALL_LINE_CHARS));
+const callHeight = (text: string) => BOX_HEIGHT + (callLines(text).length - 1) * CALL_LINE;
 
 /**
  * The case's workspace as a picture: a box of its entries, one row each (a written file with the size
@@ -172,7 +180,9 @@ function treeSvg(example: Counterexample): string {
   const top = 34;
   const workspaceHeight = 30 + Math.max(1, rows.length) * ROW + 8;
   const rowY = (index: number) => top + 30 + index * ROW + 15;
-  const callY = (index: number) => top + workspaceHeight + 16 + index * (BOX_HEIGHT + 10);
+  const callTexts = leaving.map(({ call, number }) => `call ${number}: ${call.call}`);
+  // Each call's box is as tall as its lines: a call lies below the boxes of the calls before it.
+  const callY = (index: number) => top + workspaceHeight + 16 + callTexts.slice(0, index).reduce((sum, text) => sum + callHeight(text) + 10, 0);
   const neighbourY = (index: number) => top + index * (BOX_HEIGHT + 12);
   const height = Math.max(callY(leaving.length), neighbourY(neighbours.length)) + 10;
   const width = NEIGHBOUR_X + NEIGHBOUR_WIDTH + 10;
@@ -193,11 +203,12 @@ function treeSvg(example: Counterexample): string {
   });
   const calls = leaving.map(({ call, number }, index) => {
     const y = callY(index);
-    const text = `call ${number}: ${call.call}`;
+    const text = callTexts[index] as string;
     const through = rows.findIndex((row) => row.entry?.path === call.through);
     // Through a link: up into the link's row from the left; straight out: to the neighbour.
     const arrow = through >= 0 ? `M ${LEFT} ${y + BOX_HEIGHT / 2} C ${LEFT - 30} ${y + BOX_HEIGHT / 2}, ${LEFT - 30} ${rowY(through) - 4}, ${LEFT + 8} ${rowY(through) - 4}` : curve(right, y + BOX_HEIGHT / 2, NEIGHBOUR_X, toNeighbour(call.reaches));
-    return `<g data-call="${number}"${number === example.broke ? ' class="broke"' : ""}><rect x="${LEFT}" y="${y}" width="${WORKSPACE_WIDTH}" height="${BOX_HEIGHT}" rx="4" class="call"/><text x="${LEFT + 10}" y="${y + 20}"><title>${escapeMarkup(text)}</title>${escapeMarkup(label(text))}</text><path d="${arrow}" class="link call" marker-end="url(#arrow)" data-call-reaches="${escapeMarkup(call.reaches ?? "")}"/></g>`;
+    const lines = callLines(text).map((line, at) => `<tspan x="${LEFT + 10}" dy="${at === 0 ? 0 : CALL_LINE}">${escapeMarkup(line)}</tspan>`);
+    return `<g data-call="${number}"${number === example.broke ? ' class="broke"' : ""}><rect x="${LEFT}" y="${y}" width="${WORKSPACE_WIDTH}" height="${callHeight(text)}" rx="4" class="call"/><text x="${LEFT + 10}" y="${y + 20}"><title>${escapeMarkup(text)}</title>${lines.join("")}</text><path d="${arrow}" class="link call" marker-end="url(#arrow)" data-call-reaches="${escapeMarkup(call.reaches ?? "")}"/></g>`;
   });
   return `<svg xmlns="http://www.w3.org/2000/svg" class="tree" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeMarkup(`the workspace ${workspace.name}, the neighbours its links and calls reach`)}">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="head"/></marker></defs>
@@ -258,4 +269,5 @@ svg.tree path.head { fill: var(--fail); }
 svg.tree rect.call { fill: #f9fafb; stroke: #98a2b3; }
 svg.tree g.broke rect.call { fill: #fef3f2; stroke: var(--fail); }
 svg.tree path.link.call { stroke: #7a271a; }
+svg.tree g[data-call] text { white-space: pre; }
 `;

@@ -15,6 +15,7 @@
  * Every run works in a sandbox of its own: a fresh one, or one whose reset proved it as new (also
  * across properties, when the runner keeps them), so runs can go in parallel.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { dirname } from "node:path";
 import type fc from "fast-check";
 import { type Sandbox, auditTempDir, createSandbox } from "../../sandbox/sandbox.js";
@@ -131,10 +132,28 @@ const removed = new WeakSet<Sandbox>();
 // Sandboxes that went back to the pool at least once: proved reusable, so worth preparing for.
 const pooledOnce = new WeakSet<Sandbox>();
 
+/** What the canaries showed after the bodies run inside `seeingOutside` (each sandbox's, `$BOX` for its path). */
+interface OutsideSeen {
+  changes: string[];
+}
+
+const seeing = new AsyncLocalStorage<OutsideSeen>();
+
+/**
+ * Runs `body` (a case), and answers what changed outside the workspace in its sandboxes, however the
+ * case ended: how the runner tells whether the first calls of a case already changed the outside (pin.ts).
+ */
+export async function seeingOutside(body: () => Promise<unknown>): Promise<string[]> {
+  const seen: OutsideSeen = { changes: [] };
+  await seeing.run(seen, () => body().catch(() => undefined));
+  return seen.changes;
+}
+
 /**
  * Runs `body` in a sandbox as new (fresh, or reset) whose root is named `rootName` (default `ws`),
  * then requires the canaries beside the workspace to be untouched. A sandbox that cannot be reset is
- * disposed; one that goes back to the pool for the first time is handed to `onPooled`.
+ * disposed; one that goes back to the pool for the first time is handed to `onPooled`. Under
+ * `seeingOutside`, the canaries are compared however the body ended, and what changed is noted there.
  */
 export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootName = "ws", onPooled }: { rootName?: string; onPooled?: (box: Sandbox) => void } = {}): Promise<R> {
   if (closed) throw new Error(STOPPED);
@@ -154,8 +173,9 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
   busySandboxes.add(box);
   let canariesChecked = false;
   let spoiled = false;
+  const seen = seeing.getStore();
   try {
-    const answer = await body(box);
+    const answer = await (seen === undefined ? body(box) : body(box).finally(async () => seen.changes.push(...(await box.canaryChanges()).map((change) => portable(box, change)))));
     const changes = await box.canaryChanges();
     if (changes.length > 0) violation(`something outside the workspace changed:\n  ${changes.join("\n  ")}`, "outsideChanged", "no single call");
     canariesChecked = true;

@@ -20,6 +20,7 @@ import { type AuditProperty, type Gate, type PropertyKind, Hang, Violation, disp
 import { type Consequence, type Cwe, type Threat, graverTier, isConvention, weaknessesOf } from "../../findings/findings.js";
 import { type CallCount, type OptionCount, PastDeadline, type Transcript, addCalls, addOptions, optionsRecord, pastDeadline, recordingCalls, transcribing } from "../../operations/surface.js";
 import { type Counterexample, counterexampleOf, renderCounterexample } from "./counterexample.js";
+import { pinOutsideChange } from "./pin.js";
 import { type AuditTarget, TargetStopped } from "../../operations/target.js";
 import { AuditFault, recordAuditFault } from "../../sandbox/fault.js";
 
@@ -366,7 +367,14 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     ...(targetMs > 0 ? { targetMs: Math.round(targetMs) } : {}),
     ...(unjudged > 0 ? { unjudged } : {}),
   };
-  const failure = async (value: T | undefined, error: unknown, path: string | null, made: Transcript | undefined): Promise<PropertyResult> => {
+  const failure = async (value: T | undefined, seen: unknown, path: string | null, made: Transcript | undefined): Promise<PropertyResult> => {
+    // A change outside is named at the call after which it first shows (pin.ts); a hung case is not done again.
+    const pinnable = value !== undefined && !hung && seen instanceof Violation && consequenceOf(seen, property.consequence) === "outside changed";
+    const bounded = async (attempt: Promise<string[]>) => {
+      const answer = await withTimeout(attempt, timeoutMs);
+      return answer === TIMED_OUT ? undefined : answer;
+    };
+    const error = pinnable ? await pinOutsideChange(property, target, value, seen, bounded) : seen;
     const consequence = consequenceOf(error, property.consequence);
     const alsoSeen = [...consequences].filter((seen) => seen !== consequence);
     const since = shrinkingSince ?? performance.now();
