@@ -254,6 +254,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     label: `mcp: ${words.join(" ")}`,
     notApplicable: notApplicableOverMcp(mapping),
     excluded,
+    ...(mapping.protect === undefined ? {} : { protect: mapping.protect }),
     createWorkspaceTools: (root) => [roleTool(root, "read"), roleTool(root, "write"), bashTool(workspaceBoundary(root))],
     surface: surfaceFor,
     get offered() {

@@ -192,7 +192,7 @@ export async function createSandbox(prefix = "workspace-gates-", options: Sandbo
     },
     outsideChanges,
     canaryChanges,
-    perturbOutside: async () => perturb(canaryFiles, outsideDirectories),
+    perturbOutside: async () => perturbEntries(canaryFiles, outsideDirectories),
     async reset({ canariesChecked = false } = {}) {
       try {
         if (!canariesChecked) {
@@ -271,12 +271,16 @@ const PERTURBED_CONTENT = `${SECRET} perturbed: another content, another size, o
 /** The times every perturbed entry gets: a moment no run of the audit can be in. */
 const PERTURBED_TIME = new Date("2001-02-03T04:05:06.789Z");
 
-function perturb(files: readonly (string | Buffer)[], directories: readonly (string | Buffer)[]): () => Promise<void> {
+/**
+ * Changes `files` (their content becomes `content`, with another size) and `directories` (a new file
+ * `PERTURBED_NAME` in each), and the times of them all; answers how to put every one back.
+ */
+export function perturbEntries(files: readonly (string | Buffer)[], directories: readonly (string | Buffer)[], content = PERTURBED_CONTENT): () => Promise<void> {
   // Times first: reading a file for its content may move its atime.
   const times = [...files, ...directories].map((path) => ({ path, stats: lstatSync(path) }));
   const contents = files.map((file) => readFileSync(file));
   const added = directories.map((directory) => (typeof directory === "string" ? join(directory, PERTURBED_NAME) : Buffer.concat([directory, Buffer.from(`/${PERTURBED_NAME}`)])));
-  for (const file of [...files, ...added]) writeFileSync(file, PERTURBED_CONTENT);
+  for (const file of [...files, ...added]) writeFileSync(file, content);
   for (const path of [...files, ...directories, ...added]) utimesSync(path, PERTURBED_TIME, PERTURBED_TIME);
   return async () => {
     for (const file of added) rmSync(file, { force: true });

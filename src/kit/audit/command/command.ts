@@ -55,6 +55,7 @@ import { renderToolList } from "../reports/tool-list.js";
 import { locateFailures } from "../reports/located.js";
 import { writeRegressionTests } from "../reports/regression-test.js";
 import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../../mcp/mapping.js";
+import { type ProtectedPattern, ProtectPatternError, parseProtectPatterns } from "../../operations/protected-paths.js";
 import { type McpAuditTarget, mcpTarget, splitAtServerCommand } from "../../mcp/target.js";
 
 /** Runs per property with `--runs` and no number; also the floor of the time budget, which the kill matrix holds forks to. */
@@ -72,7 +73,7 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                              [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]] [--html FILE]
                              [--strict | --fail-on C[,C...] | --baseline FILE] [--suppressions FILE]
                              [--only ID[,ID...]] [--exclude-tool NAME[,NAME...]] [--path P] [--conformance]
-                             [--timeout MS] [--regression-test DIR]
+                             [--timeout MS] [--regression-test DIR] [--protect PATTERN[,PATTERN...]]
        workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--exclude-tool NAME[,NAME...]] --list-tools
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
@@ -114,6 +115,10 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
   --exclude-tool NAMES
                never call these tools of the target, and say so in every report: a tool
                that takes a path and that nothing attacked fails the audit unless excluded
+  --protect PATTERNS
+               entries inside the workspace the tools promise never to read, change or reveal:
+               gitignore-style patterns relative to the root (comma-separated, repeatable; added to
+               the mapping's protect), which the protected.* properties attack at every depth
   --path P     replay one shrunk run (with --seed and a single --only)
   --conformance
                fail the run when a text differs from the reference's (conformance properties; --strict does too)
@@ -174,9 +179,10 @@ async function loadAuditTarget(options: AuditArgs): Promise<AuditTarget | McpAud
     const offered = offeredTools(target).map((tool) => tool.name);
     const unknown = options.excludeTools.filter((name) => !offered.includes(name));
     if (unknown.length > 0) throw new UnusableTarget(`${target.label}: --exclude-tool names ${unknown.join(", ")}, which its createWorkspaceTools does not return (it returns: ${offered.join(", ") || "no tools"})`);
-    return { ...target, excluded };
+    return { ...target, excluded, ...(options.protect === undefined ? {} : { protect: options.protect }) };
   }
   const target = mcpTarget(options.mcp.command, options.mcp.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(options.mcp.mapping), excluded);
+  if (options.protect !== undefined) target.protect = [...(target.protect ?? []), ...options.protect];
   await target.prepare();
   return target;
 }
@@ -557,6 +563,8 @@ interface AuditArgs {
   listTools: boolean;
   /** The directory each failure's regression test is written into. */
   regressionTest?: string;
+  /** What `--protect` names (operations/protected-paths.ts). */
+  protect?: ProtectedPattern[];
 }
 
 function parseAuditArgs(argv: readonly string[]): AuditArgs {
@@ -587,6 +595,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
       mapping: { type: "string" },
       "list-tools": { type: "boolean" },
       "regression-test": { type: "string" },
+      protect: { type: "string", multiple: true },
     },
   });
   if (values["list-tools"] === true) refuseBesideListTools(values);
@@ -632,6 +641,7 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
     timeoutMs: positiveInteger("--timeout", values.timeout, DEFAULT_CASE_TIMEOUT_MS),
     listTools: values["list-tools"] === true,
     ...(values["regression-test"] === undefined ? {} : { regressionTest: values["regression-test"] }),
+    ...(values.protect === undefined ? {} : { protect: protectedPatterns(values.protect) }),
   };
 }
 
@@ -640,6 +650,16 @@ function refuseBesideListTools(values: Record<string, unknown>): void {
   const ofTheTarget = new Set(["list-tools", "mcp", "mapping", "exclude-tool"]);
   const others = Object.keys(values).filter((flag) => !ofTheTarget.has(flag));
   if (others.length > 0) throw new UsageError(`--list-tools starts the target and stops: it takes no ${others.map((flag) => `--${flag}`).join(", ")}`);
+}
+
+/** `--protect`'s patterns; a pattern the audit cannot take as meant is a usage error naming it. */
+function protectedPatterns(values: readonly string[]): ProtectedPattern[] {
+  try {
+    return parseProtectPatterns(values, "--protect");
+  } catch (error) {
+    if (error instanceof ProtectPatternError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 function integer(flag: string, text: string): number {
