@@ -11,8 +11,9 @@
  * names (so a check of it passes), and aims at the name that is not rewritten; every pair is always
  * there and shrinking drops the pairs a failure does not need (droppable.ts). Names are distinct per
  * pair, so pairs never overlap. The `~` twin is laid out for reads only: its rewrite is the home
- * directory, which the audit points at the outside canary in process (the case's `HOME`) but not in
- * another process, where a write through it would reach the user's own home.
+ * directory, which the audit points at the outside canary in process (the case's `HOME`) and at a
+ * home of the sandbox's holding a canary in a server it starts (mcp/target.ts), whose changes no
+ * canary comparison watches.
  * Does not promise: every rewrite real code makes; these are the ones found in shipped path checks.
  */
 import fc from "fast-check";
