@@ -7,7 +7,21 @@ import { execFileSync } from "node:child_process";
 import { lstat, readFile, realpath, symlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Attack, type Intent, LONG_PATH_LENGTH, NAME_REWRITES, OPTION_VARIANTS, allOfItems, longPaths, optionSweep, specialFiles, twinAttack, twinPair } from "../src/kit/audit/arbitraries/index.js";
+import {
+  type Attack,
+  type Intent,
+  LONG_PATH_LENGTH,
+  NAME_REWRITES,
+  OPTION_VARIANTS,
+  allOfItems,
+  fullwidthClimb,
+  longPaths,
+  optionSweep,
+  specialFiles,
+  twinAttack,
+  twinLeafPair,
+  twinPair,
+} from "../src/kit/audit/arbitraries/index.js";
 import { intentsOf, operationCases } from "../src/kit/audit/properties/operations.js";
 import { OPERATIONS, operation } from "../src/kit/operations/catalog.js";
 import { type Sandbox, SECRET, createSandbox } from "../src/kit/sandbox/sandbox.js";
@@ -56,6 +70,21 @@ describe("every tree of every operation's property opens with every class", () =
   });
 });
 
+/** What a rewrite makes of a path's first name, written here from its description. */
+function undoRewrite(rewrite: (typeof NAME_REWRITES)[number], path: string): string {
+  if (rewrite.joins !== undefined) return path.replace(rewrite.joins, "/");
+  const [name = "", ...rest] = path.split("/");
+  const rewritten =
+    rewrite.rewrite.includes("trimmed") ? name.trim()
+    : rewrite.rewrite.includes("quotes") ? name.slice(1, -1)
+    : rewrite.rewrite.includes("case") ? name.toLowerCase()
+    : rewrite.rewrite.includes("NFKC") ? name.normalize("NFKC")
+    : rewrite.rewrite.includes("NFC") ? name.normalize("NFC")
+    : rewrite.rewrite.includes("NFD") ? name.normalize("NFD")
+    : decodeURIComponent(name);
+  return [rewritten, ...rest].join("/");
+}
+
 describe("name twins", () => {
   it.each(NAME_REWRITES.map((rewrite, index) => [rewrite.rewrite, index] as const).filter(([, index]) => NAME_REWRITES[index]?.home !== true))(
     "%s: the name a probe gives is rewritten to the other name of its pair, and exactly one of the two leads out",
@@ -64,19 +93,7 @@ describe("name twins", () => {
       for (const orientation of ["rewritten leads out", "name leads out"] as const) {
         const pair = twinPair(index, orientation, EXISTING);
         const [aimed] = text(pair);
-        // What the rewrite makes of the path's first name, written here from its description.
-        const undo = (path: string) => {
-          if (rewrite.joins !== undefined) return path.replace(rewrite.joins, "/");
-          const [name = "", ...rest] = path.split("/");
-          const rewritten =
-            rewrite.rewrite.includes("trimmed") ? name.trim()
-            : rewrite.rewrite.includes("quotes") ? name.slice(1, -1)
-            : rewrite.rewrite.includes("case") ? name.toLowerCase()
-            : rewrite.rewrite.includes("NFC") ? name.normalize("NFC")
-            : rewrite.rewrite.includes("NFD") ? name.normalize("NFD")
-            : decodeURIComponent(name);
-          return [rewritten, ...rest].join("/");
-        };
+        const undo = (path: string) => undoRewrite(rewrite, path);
         const laid = await materialize(pair.entries, box);
         expect(laid.length, "every entry of the pair is laid out").toBe(pair.entries.length);
         const read = async (path: string) => readFile(join(box.root, path), "utf8").catch((error: NodeJS.ErrnoException) => error.code ?? "");
@@ -89,6 +106,32 @@ describe("name twins", () => {
       }
     },
   );
+
+  it.each(NAME_REWRITES.map((rewrite, index) => [rewrite.rewrite, index] as const).filter(([, index]) => NAME_REWRITES[index]?.home !== true && NAME_REWRITES[index]?.joins === undefined))(
+    "%s at the leaf: the file a probe names is rewritten to the other name, and exactly one of the two is the outside canary's file",
+    async (_rewrite, index) => {
+      for (const orientation of ["rewritten leads out", "name leads out"] as const) {
+        const pair = twinLeafPair(index, orientation, EXISTING);
+        const [aimed] = text(pair);
+        expect(aimed?.includes("/"), "the aim is the leaf itself").toBe(false);
+        await materialize(pair.entries, box);
+        const read = async (path: string) => readFile(join(box.root, path), "utf8").catch((error: NodeJS.ErrnoException) => error.code ?? "");
+        const [asGiven, asRewritten] = [await read(aimed!), await read(undoRewrite(NAME_REWRITES[index]!, aimed!))];
+        expect([asGiven, asRewritten].filter((content) => content.includes(SECRET)), `${orientation}: exactly one leads out`).toHaveLength(1);
+        expect(asGiven.includes(SECRET)).toBe(orientation === "name leads out");
+        await box.reset();
+      }
+    },
+  );
+
+  it("spells a climb in fullwidth full stops: checked, it is a directory inside; folded by NFKC, it is the outside canary", async () => {
+    const climb = fullwidthClimb(EVERY_INTENT);
+    await materialize(climb.entries, box);
+    expect(text(climb)).toEqual(["．．/outside/secret.txt", "．．/outside/new.txt", "．．/outside"]);
+    const [existing] = text(climb);
+    expect(await readFile(join(box.root, existing!), "utf8")).not.toContain(SECRET);
+    expect(await readFile(join(box.root, existing!.normalize("NFKC")), "utf8")).toContain(SECRET);
+  });
 
   it("lays out no ~ twin for an operation that changes the workspace: another process would take it to the user's home", () => {
     const changing = fc.sample(twinAttack({ intents: EXISTING, changes: true }), { seed: 1, numRuns: 5 });
