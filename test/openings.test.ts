@@ -16,6 +16,7 @@ import {
   allOfItems,
   fullwidthClimb,
   longPaths,
+  loopThenOut,
   optionSweep,
   specialFiles,
   twinAttack,
@@ -58,6 +59,7 @@ describe("every tree of every operation's property opens with every class", () =
       expect(names.has("opt"), "the link the options are swept through").toBe(true);
       for (const kind of ["fifo", "socket", "device"]) expect(names.has(`special-${kind}`), kind).toBe(true);
       expect(names.has("chain0") && names.has("far"), "the chain and the link out").toBe(true);
+      expect(names.has("esc") && names.has("loop") && names.has("lo"), "the loop with a rest").toBe(true);
       const op = operation(id);
       for (const [index, rewrite] of NAME_REWRITES.entries())
         for (const orientation of ["rewritten leads out", "name leads out"] as const) {
@@ -144,6 +146,18 @@ describe("name twins", () => {
     const [attack] = fc.sample(twinAttack({ intents: EVERY_INTENT, changes: false }), { seed: 1, numRuns: 1 });
     const names = attack!.entries.map((entry) => entry.at.join("/"));
     expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe("a loop with a rest", () => {
+  it("is refused by the kernel, and leads out once a resolver keeps the rest of the path as text after the loop", async () => {
+    const [attack] = fc.sample(loopThenOut(EXISTING), { seed: 1, numRuns: 1 });
+    await materialize(attack!.entries, box);
+    const [aimed] = text(attack!);
+    expect(aimed).toBe("esc/secret.txt");
+    await expect(readFile(join(box.root, aimed!), "utf8")).rejects.toMatchObject({ code: "ELOOP" });
+    // What Python's os.path.realpath answers without strict=True: the loop, then the rest of esc's text and of the path.
+    expect(await readFile(resolve(box.root, "loop/../lo/secret.txt"), "utf8")).toContain(SECRET);
   });
 });
 

@@ -25,7 +25,7 @@ describe("each enumerated class dies at the default budget for every seed 1..20"
     expect(onlyWrite).toEqual(["truncate-before-check", "mkdir-before-check"]);
     const lucky = ["bash-in-root-as-given", "decoded-after-check"];
     const denyLists = ["protect-root-only", "protect-case-sensitive", "protect-not-through-links"];
-    expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed", ...lucky, ...denyLists, "home-expanded", "folded-after-check"].sort());
+    expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed", ...lucky, ...denyLists, "home-expanded", "folded-after-check", "loop-lexical-rest"].sort());
   });
 
   it.each(rows.flatMap((row) => row.caughtBy.map((id) => [row.module, id, row] as const)))(

@@ -24,6 +24,7 @@ import {
   besideTheRoot,
   candidateText,
   longPaths,
+  loopThenOut,
   rootSpellings,
   specialFiles,
   spellRoot,
@@ -130,7 +131,7 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   weaknesses: ["CWE-22"],
   // The check has no optional arguments to sweep.
   arbitrary: containmentCases(candidate(), {
-    openings: [besideTheRoot(CHECKED_INTENTS), twinAttack({ intents: CHECKED_INTENTS, changes: true }), specialFiles(CHECKED_INTENTS), longPaths(CHECKED_INTENTS)],
+    openings: [besideTheRoot(CHECKED_INTENTS), twinAttack({ intents: CHECKED_INTENTS, changes: true }), specialFiles(CHECKED_INTENTS), longPaths(CHECKED_INTENTS), loopThenOut(CHECKED_INTENTS)],
   }),
   casesIn: probeCount,
   render: (value) => caseScene(value),
