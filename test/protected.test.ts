@@ -14,7 +14,9 @@ import { VULNERABLE_VARIANTS, variantTarget } from "../fixtures/vulnerable/catal
 import { CONSEQUENCES, DEFAULT_FAIL_ON } from "../src/kit/findings/findings.js";
 import { parseMapping, readMapping } from "../src/kit/mcp/mapping.js";
 import { mcpTarget } from "../src/kit/mcp/target.js";
-import { cli } from "./support/cli.js";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { cli, useScratch } from "./support/cli.js";
 import { MAPPING_FILE, served } from "./support/surface.js";
 
 const patterns = (...texts: string[]) => parseProtectPatterns(texts, "--protect");
@@ -153,6 +155,25 @@ describe("the protected.* properties", () => {
         expect(result.status, `${id} seed ${seed}: ${result.reason}\n${result.counterexample}`).toBe("passed");
       }
     }
+  });
+});
+
+describe("every report of a protected finding", () => {
+  const scratch = useScratch("workspace-gates-protected-reports-");
+
+  it("names its consequence, its weaknesses and what the protected entries are", async () => {
+    const file = (name: string) => join(scratch.path, name);
+    const { code, stdout } = await cli(["audit", "--protect", ".git", "--runs", "2", "--seed", "1", "--only", "protected.write", "--json", file("r.json"), "--sarif", file("r.sarif"), "--junit", file("r.xml"), "--html", file("r.html")]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("consequence: protected changed");
+    expect(stdout).toContain(`each of its files holds ${PROTECTED_SECRET}`);
+    const json = JSON.parse(await readFile(file("r.json"), "utf8")) as { summary: { byConsequence: Record<string, number> }; results: { id: string; consequence?: string; weaknesses?: string[] }[] };
+    expect(json.summary.byConsequence).toEqual({ "protected changed": 1 });
+    expect(json.results.find((result) => result.id === "protected.write")).toMatchObject({ consequence: "protected changed", weaknesses: expect.arrayContaining(["CWE-284"]) });
+    const sarif = JSON.parse(await readFile(file("r.sarif"), "utf8")) as { runs: { tool: { driver: { rules: { id: string; properties: Record<string, unknown> }[] } } }[] };
+    expect(sarif.runs[0]!.tool.driver.rules.find((rule) => rule.id === "protected.write")?.properties["security-severity"]).toBe(String(CONSEQUENCES["protected changed"].securitySeverity));
+    expect(await readFile(file("r.xml"), "utf8")).toContain('type="protected changed"');
+    expect(await readFile(file("r.html"), "utf8")).toContain("protected changed");
   });
 });
 
