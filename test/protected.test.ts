@@ -147,6 +147,15 @@ describe("the protected.* properties", () => {
     }
   });
 
+  it("fail a listing, a walk and a stat that answer otherwise once only the protected entries changed: protected revealed", async () => {
+    const surface = withProtect(await loadTarget("fixtures/surface/surface.ts"), ".git");
+    for (const id of ["protected.list", "protected.tree", "protected.stat"]) {
+      const result = await runProperty(property(id), surface, { seed: 1, runs: 2, stopAtFirstFailure: true });
+      expect(result.consequence, `${id}: ${result.reason}`).toBe("protected revealed");
+      expect(result.reason).toContain("as the protected entries were");
+    }
+  });
+
   it("pass the deny list that holds, at every depth, spelling and link", async () => {
     const target = withProtect(await loadTarget("fixtures/secure/protected-tools.ts"), ".git");
     for (const id of ["protected.read", "protected.write"]) {

@@ -200,6 +200,8 @@ export interface Guarded {
   secret: string;
   /** How a reason names it: "the outside". */
   named: string;
+  /** How a reason labels an answer given before it changed: "as the outside was". */
+  asItWas: string;
   /** How a reason says where returned content came from: "from outside". */
   from: string;
   /** What an answer holding `secret` breaks, and an answer that moves with `perturb`. */
@@ -208,7 +210,7 @@ export interface Guarded {
   perturb(box: Sandbox): Promise<() => Promise<void>>;
 }
 
-export const OUTSIDE: Guarded = { secret: SECRET, named: "the outside", from: "from outside", read: "secretInAnswer", revealed: "outsideRevealed", perturb: (box) => box.perturbOutside() };
+export const OUTSIDE: Guarded = { secret: SECRET, named: "the outside", asItWas: "as the outside was", from: "from outside", read: "secretInAnswer", revealed: "outsideRevealed", perturb: (box) => box.perturbOutside() };
 
 export function refuseSecrets(box: Sandbox, calls: readonly Call[], answers: readonly ToolResult[], world: string, guarded: Guarded = OUTSIDE): void {
   for (const [position, answer] of answers.entries()) {
@@ -290,7 +292,7 @@ async function judgeWave(box: Sandbox, calls: readonly Call[], all: readonly Cal
     if (!sameAnswer(again[position] as ToolResult, before)) continue;
     const after = second[calls.indexOf(call)] as ToolResult;
     violation(
-      `${callName(call)} answered otherwise once only ${guarded.named} had changed, and as before once it was put back:${showAnswers(portable(box, answerText(before)), portable(box, answerText(after)), [`as ${guarded.named} was`, "once it had changed"])}`,
+      `${callName(call)} answered otherwise once only ${guarded.named} had changed, and as before once it was put back:${showAnswers(portable(box, answerText(before)), portable(box, answerText(after)), [guarded.asItWas, "once it had changed"])}`,
       guarded.revealed,
       call.index,
     );

@@ -105,6 +105,7 @@ const PERTURBED_PROTECTED = `${PROTECTED_SECRET} perturbed: another content, ano
 const guardedBy = (patterns: readonly ProtectedPattern[]): Guarded => ({
   secret: PROTECTED_SECRET,
   named: "the protected entries",
+  asItWas: "as the protected entries were",
   from: "of a protected entry",
   read: "protected read",
   revealed: "protected revealed",
