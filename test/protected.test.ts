@@ -14,10 +14,11 @@ import { VULNERABLE_VARIANTS, variantTarget } from "../fixtures/vulnerable/catal
 import { CONSEQUENCES, DEFAULT_FAIL_ON } from "../src/kit/findings/findings.js";
 import { parseMapping, readMapping } from "../src/kit/mcp/mapping.js";
 import { mcpTarget } from "../src/kit/mcp/target.js";
-import { readFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { cli, useScratch } from "./support/cli.js";
 import { MAPPING_FILE, served } from "./support/surface.js";
+import { Runner } from "./support/action-runner.js";
 
 const patterns = (...texts: string[]) => parseProtectPatterns(texts, "--protect");
 const at = (path: string) => path.split("/");
@@ -187,6 +188,8 @@ describe("every report of a protected finding", () => {
 });
 
 describe("how the user names protected paths", () => {
+  const scratch = useScratch("workspace-gates-protected-action-");
+
   it("--protect: a pattern the audit cannot take is a usage error naming it", async () => {
     const { code, stderr } = await cli(["audit", "--protect", "!x", "--runs", "1", "--only", "protected.read"]);
     expect(code).toBe(2);
@@ -198,6 +201,20 @@ describe("how the user names protected paths", () => {
     expect(code).toBe(1);
     expect(stdout).toMatch(/protected\.read\s+FAILED[^]*consequence: protected read/);
     expect(stdout).toContain('read.execute({"path":".git/config"})');
+  });
+
+  it("the action's protect input: each line becomes one --protect, its commas kept", async () => {
+    // The audit step alone, run by the test runner with a stand-in bin that records its arguments.
+    const workspace = join(scratch.path, "action");
+    await mkdir(workspace, { recursive: true });
+    const bin = join(scratch.path, "bin.sh");
+    await writeFile(bin, `#!/bin/sh\nprintf '%s\\n' "$@" > ${JSON.stringify(join(scratch.path, "args"))}\n`);
+    await chmod(bin, 0o755);
+    const runner = new Runner(process.cwd(), /^$/, workspace, scratch.path, process.env);
+    await runner.runActionStep("audit", { module: "m.ts", protect: ".git,**/.env\nnode_modules/\n" }, { package: { bin, work: scratch.path } });
+    const args = (await readFile(join(scratch.path, "args"), "utf8")).split("\n");
+    const at = args.indexOf("--protect");
+    expect(args.slice(at, at + 4)).toEqual(["--protect", ".git,**/.env", "--protect", "node_modules/"]);
   });
 
   it("the mapping's protect: a list of patterns, refused otherwise with the file and the rule", () => {
