@@ -184,6 +184,12 @@ describe("every report of a protected finding", () => {
     expect(sarif.runs[0]!.tool.driver.rules.find((rule) => rule.id === "protected.write")?.properties["security-severity"]).toBe(String(CONSEQUENCES["protected changed"].securitySeverity));
     expect(await readFile(file("r.xml"), "utf8")).toContain('type="protected changed"');
     expect(await readFile(file("r.html"), "utf8")).toContain("protected changed");
+ 
+    // A module audited with --protect is still the module every report points at.
+    const forked = await cli(["audit", "fixtures/vulnerable/protect-root-only.ts", "--protect", ".git", "--runs", "1", "--seed", "1", "--only", "protected.read", "--json", file("m.json")]);
+    expect(forked.code).toBe(1);
+    expect((JSON.parse(await readFile(file("m.json"), "utf8")) as { module?: string }).module).toBe("fixtures/vulnerable/protect-root-only.ts");
+    expect(forked.stdout).toContain("replay: npx workspace-gates audit fixtures/vulnerable/protect-root-only.ts --protect .git --only protected.read");
   });
 });
 
@@ -201,6 +207,12 @@ describe("how the user names protected paths", () => {
     expect(code).toBe(1);
     expect(stdout).toMatch(/protected\.read\s+FAILED[^]*consequence: protected read/);
     expect(stdout).toContain('read.execute({"path":".git/config"})');
+    // The replay names what is protected: without it, the property would not apply.
+    const replay = /replay: (.*)$/m.exec(stdout)?.[1] ?? "";
+    expect(replay).toMatch(/ --protect \.git /);
+    // `npx workspace-gates audit …`: the words after the command's name, none of them quoted here.
+    const again = await cli(replay.split(" ").slice(2));
+    expect(again.code, again.stdout).toBe(1);
   });
 
   it("the action's protect input: each line becomes one --protect, its commas kept", async () => {

@@ -192,9 +192,11 @@ function describeTarget(options: AuditArgs): string {
   return options.module ?? "the reference";
 }
 
+/** The words that name the target in a replay: the module or the server, and what its tools protect (without which `protected.*` would not apply). */
 function targetWords(options: AuditArgs): TargetWords {
-  if (options.mcp === undefined) return options.module === undefined ? [] : [options.module];
-  return ["--mcp", ...(options.mcp.mapping === undefined ? [] : ["--mapping", options.mcp.mapping]), "--", ...options.mcp.command];
+  const protect = options.protect === undefined ? [] : ["--protect", options.protect.map((pattern) => pattern.text).join(",")];
+  if (options.mcp === undefined) return [...(options.module === undefined ? [] : [options.module]), ...protect];
+  return ["--mcp", ...(options.mcp.mapping === undefined ? [] : ["--mapping", options.mcp.mapping]), ...protect, "--", ...options.mcp.command];
 }
 
 async function auditTarget(
