@@ -92,9 +92,9 @@ describe("the attack on protected entries", () => {
     expect(attack!.entries).toContainEqual({ kind: "file", at: [...NESTING, ".git"] });
   });
 
-  it("aims at every twin, through links, through `..`, and at the workspace itself", () => {
+  it("aims at every twin, through links, through `..`, at every spelling a tool may rewrite into the name, and at the workspace itself", () => {
     expect(protectedTwins(".git")).toEqual([".GIT", ".git.", ".git "]);
-    for (const aimed of [".git/config", ".GIT/config", ".git./config", ".git /config", "tools/repo/.git/config", "to-protected0/config", "to-protected0-file", "via/../.git/config", "./.git/config", ".git//config", ".git/new.txt", ".git", ""])
+    for (const aimed of [".git/config", ".GIT/config", ".git./config", ".git /config", "tools/repo/.git/config", "to-protected0/config", "to-protected0-file", "via/../.git/config", "./.git/config", ".git//config", ".git/new.txt", ".git", "", "%2Egit/config", "'.git'/config", "．ｇｉｔ/config"])
       expect(texts, aimed).toContain(aimed);
   });
 
@@ -137,6 +137,7 @@ describe("the protected.* properties", () => {
     "protect-root-only": /tools\//,
     "protect-case-sensitive": /\.GIT|\.git\.|\.git /,
     "protect-not-through-links": /to-protected0/,
+    "protect-decoded-after-check": /%2Egit/,
   };
 
   it.each(VULNERABLE_VARIANTS.filter((variant) => variant.protect !== undefined).map((variant) => [variant.module, variant] as const))("fail the deny-list fork %s where its list has a hole", async (module, variant) => {

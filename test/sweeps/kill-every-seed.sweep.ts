@@ -24,7 +24,7 @@ describe("each enumerated class dies at the default budget for every seed 1..20"
     const onlyWrite = VULNERABLE_VARIANTS.filter((variant) => variant.caughtBy.join() === "containment.write").map((variant) => variant.module);
     expect(onlyWrite).toEqual(["truncate-before-check", "mkdir-before-check"]);
     const lucky = ["bash-in-root-as-given", "decoded-after-check"];
-    const denyLists = ["protect-root-only", "protect-case-sensitive", "protect-not-through-links"];
+    const denyLists = ["protect-root-only", "protect-case-sensitive", "protect-not-through-links", "protect-decoded-after-check"];
     expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed", ...lucky, ...denyLists, "home-expanded", "folded-after-check", "loop-lexical-rest"].sort());
   });
 

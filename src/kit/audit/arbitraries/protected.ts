@@ -4,8 +4,9 @@
  * every depth below it (`tools/.git`, `tools/repo/.git`, `tools/repo/deep/.git`: a deny list anchored
  * at the root misses them); beside the root's entry its twins (letter case, a trailing dot, a trailing
  * space, the other Unicode normalization), each protected too, since the filesystems where those
- * spellings meet open the entry itself; links to it; and aims at each, also spelled `./`, through a
- * `..` and with a doubled slash.
+ * spellings meet open the entry itself; links to it; the spellings a tool may rewrite into its name
+ * after a check (`%2Egit`, `'.git'`, `．ｇｉｔ`: twins.ts), each a plain directory inside; and aims at
+ * each, also spelled `./`, through a `..` and with a doubled slash.
  *
  * Promises: every entry is laid out in every tree and shrinking drops the groups a failure does not
  * need (droppable.ts); an entry is a directory holding `PROTECTED_FILE` at the root and at even depths
@@ -15,9 +16,10 @@
  * Does not promise: that every name a glob matches is tried; one spelling of it (`instanceOf`) is.
  */
 import fc from "fast-check";
-import { type ProtectedPattern, instanceOf, matchesNested } from "../../operations/protected-paths.js";
+import { type ProtectedPattern, instanceOf, isProtectedPath, matchesNested } from "../../operations/protected-paths.js";
 import type { TreeEntry } from "../../sandbox/tree.js";
 import { allOf } from "./droppable.js";
+import { NAME_REWRITES } from "./twins.js";
 import { type Aim, type Attack, type Intent, joinAttacks } from "./trees.js";
 
 /** The file inside a protected directory: `.git/config`, as the advisories read it. */
@@ -73,6 +75,15 @@ function patternGroups(pattern: ProtectedPattern, index: number, intents: readon
       return { entries: laid(path, "directory"), aims: aimsAt(path, "directory", intents) };
     }),
   );
+  // Spellings a tool may rewrite into the protected name after its check (`%2Egit`, `'.git'`, `．ｇｉｔ`):
+  // each a plain directory inside, which a deny list rightly lets through, beside the protected entry.
+  const rewritten: Attack[] = NAME_REWRITES.filter((rewrite) => rewrite.joins === undefined && rewrite.home !== true)
+    .map((rewrite) => rewrite.spell(instance[0] as string))
+    .filter((spelled, at, all) => all.indexOf(spelled) === at && !isProtectedPath([pattern], [spelled], true))
+    .map((spelled) => {
+      const path = [spelled, ...instance.slice(1)];
+      return { entries: [...laid(instance, "directory"), ...laid(path, "directory")], aims: aimsAt(path, "directory", intents) };
+    });
   const linkName = `to-protected${index}`;
   const links: Attack = {
     entries: [
@@ -83,7 +94,7 @@ function patternGroups(pattern: ProtectedPattern, index: number, intents: readon
     aims: [...aimsAt([linkName], "directory", intents), ...aimsAt([`${linkName}-file`], "file", intents)],
   };
   // Shrinking drops the groups in order and keeps the last one a failure needs: the plainest comes last.
-  return [links, ...twins, ...nested, spelled, root];
+  return [links, ...rewritten, ...twins, ...nested, spelled, root];
 }
 
 /**
