@@ -3,10 +3,9 @@
 // docs/lessons/README.md regenerated from that file. Slow (minutes): run it after changing a property, an arbitrary or a variant, and
 // commit both files.
 import { readFile, writeFile } from "node:fs/promises";
-import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
+import { VULNERABLE_VARIANTS, variantTarget } from "../fixtures/vulnerable/catalog.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
-import { loadTarget } from "../src/kit/operations/target.js";
 import { writeSectionToFile } from "../test/support/generated-section.js";
 import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "../test/support/kill-matrix-table.js";
 
@@ -25,7 +24,7 @@ for (const variant of VULNERABLE_VARIANTS) {
     matrix.rows.push(kept);
     continue;
   }
-  const target = await loadTarget(`fixtures/vulnerable/${variant.module}.ts`);
+  const target = await variantTarget(variant);
   const failed: string[] = [];
   for (const property of guarantees) {
     const budget = variant.caughtBy.includes(property.id) ? KILL_BUDGET : RUNS;

@@ -7,6 +7,8 @@ import { ADVISORIES, ADVISORY_CLASSES, AUDITED_VERSIONS } from "../fixtures/advi
 import { ADVISORIES_DATA_FILE, ADVISORIES_PAGE_FILE, type AdvisoriesData, renderAdvisories, showsClass } from "../scripts/advisories-table.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { isConvention } from "../src/kit/findings/findings.js";
+import { runProperty } from "../src/kit/audit/runner/run.js";
+import { loadTarget } from "../src/kit/operations/target.js";
 
 const data = JSON.parse(await readFile(ADVISORIES_DATA_FILE, "utf8")) as AdvisoriesData;
 const runsOf = (pkg: string, version: string) => data.runs.filter((run) => run.package === pkg && run.version === version);
@@ -53,5 +55,30 @@ describe("the advisories table (docs/advisories.md)", () => {
         for (const finding of run.findings.filter((candidate) => !isConvention(candidate.consequence)))
           if (!fixes.some((advisory) => showsClass(finding, ADVISORY_CLASSES[advisory.class]))) expect(version.standing[finding.id], `${version.version} ${finding.id}`).toMatch(/\w{4,}/);
     }
+  });
+});
+
+describe("a class, as a failure shows it", () => {
+  const failureOf = async (module: string) => {
+    const write = PROPERTIES.find((property) => property.id === "containment.write")!;
+    const result = await runProperty(write, await loadTarget(module), { seed: 1, runs: 10, stopAtFirstFailure: true });
+    expect(result.status, module).toBe("failed");
+    return {
+      id: result.id,
+      ...(result.consequence === undefined ? {} : { consequence: result.consequence }),
+      ...(result.threat === undefined ? {} : { threat: result.threat }),
+      reason: result.reason ?? "",
+      counterexample: result.counterexample ?? "",
+    };
+  };
+
+  // GHSA-7rgq-gccq-qphx: the official server trimmed a quote or whitespace before its check, which the file call kept.
+  it("tells a sibling named like the root plus a quote or a space from one whose name starts with the root's", async () => {
+    const trimmed = await failureOf("fixtures/vulnerable/quote-trimmed.ts");
+    expect(trimmed.reason).toMatch(/\$BOX\/[^/]+['\x20]\//);
+    expect(showsClass(trimmed, ADVISORY_CLASSES.trimmedSibling)).toBe(true);
+    expect(showsClass(trimmed, ADVISORY_CLASSES.similarPrefix)).toBe(false);
+    const prefixed = await failureOf("fixtures/vulnerable/similar-prefix.ts");
+    expect(showsClass(prefixed, ADVISORY_CLASSES.trimmedSibling)).toBe(false);
   });
 });

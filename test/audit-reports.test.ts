@@ -477,7 +477,20 @@ describe("the threat a failure needs", () => {
 
 describe("--fail-on", () => {
   it("fails on escapes, harm, broken defences and unattacked tools by default; conventions only with --strict; wording only with --conformance or --strict", () => {
-    expect(DEFAULT_FAIL_ON).toEqual(["outside changed", "outside read", "approval bypassed", "inside destroyed", "misreported", "outside revealed", "unavailable", "hardening broken", "not attacked"]);
+    expect(DEFAULT_FAIL_ON).toEqual([
+      "outside changed",
+      "outside read",
+      "approval bypassed",
+      "inside destroyed",
+      "protected changed",
+      "protected read",
+      "misreported",
+      "outside revealed",
+      "protected revealed",
+      "unavailable",
+      "hardening broken",
+      "not attacked",
+    ]);
     expect(STRICT_FAIL_ON).toEqual([...DEFAULT_FAIL_ON, "convention differs"]);
     expect(Object.keys(CONSEQUENCES).filter((consequence) => !STRICT_FAIL_ON.includes(consequence as Consequence))).toEqual(["wording differs"]);
     expect(ESCAPES).toEqual(["outside changed", "outside read"]);

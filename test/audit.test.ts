@@ -40,7 +40,7 @@ describe("the audit on the reference implementation", () => {
     "%s is not applicable: the chapter's tools do not do that",
     async (_id, property) => {
       const result = await runProperty(property, reference, { seed, runs: 25 });
-      expect(result).toMatchObject({ status: "not-applicable", runs: 0, reason: expect.stringMatching(/^the target offers no tool that /) });
+      expect(result).toMatchObject({ status: "not-applicable", runs: 0, reason: expect.stringMatching(/^the target offers no tool that |^no protected paths were given/) });
     },
   );
 

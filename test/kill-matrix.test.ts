@@ -3,13 +3,13 @@
 import fc from "fast-check";
 import { readFile, readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
+import { VULNERABLE_VARIANTS, variantTarget } from "../fixtures/vulnerable/catalog.js";
 import { fork } from "../fixtures/vulnerable/fork.js";
 import { loopFork } from "../fixtures/vulnerable/loop-fork.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { notTheChapters } from "./support/chapter-surface.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
-import { loadTarget, targetFromModule } from "../src/kit/operations/target.js";
+import { targetFromModule } from "../src/kit/operations/target.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
 import { KILL_BUDGET, KILL_MATRIX_FILE, KILL_MATRIX_SECTION, type KillMatrix, renderKillMatrix } from "./support/kill-matrix-table.js";
 
@@ -35,9 +35,10 @@ describe("the kill matrix", () => {
     // every guarantee, the calling layer's included, one after the other: minutes on a loaded machine
   }, 300_000);
 
-  it.each(VULNERABLE_VARIANTS)("variant $module ($bugClass) is failed by $caughtBy", async ({ module, caughtBy }) => {
+  it.each(VULNERABLE_VARIANTS)("variant $module ($bugClass) is failed by $caughtBy", async (variant) => {
+    const { module, caughtBy } = variant;
     expect(caughtBy.length, "a variant no property catches needs a new property").toBeGreaterThan(0);
-    const target = await loadTarget(`fixtures/vulnerable/${module}.ts`);
+    const target = await variantTarget(variant);
     for (const id of caughtBy) {
       const result = await runProperty(property(id), target, { seed, runs: KILL_BUDGET, stopAtFirstFailure: true });
       expect(result.status, `${id} did not catch ${module} in ${KILL_BUDGET} runs (seed ${seed})`).toBe("failed");

@@ -7,7 +7,24 @@ import { execFileSync } from "node:child_process";
 import { lstat, readFile, realpath, symlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Attack, type Intent, LONG_PATH_LENGTH, NAME_REWRITES, OPTION_VARIANTS, allOf, allOfItems, longPaths, optionSweep, specialFiles, stableChain, twinAttack, twinPair } from "../src/kit/audit/arbitraries/index.js";
+import {
+  type Attack,
+  type Intent,
+  LONG_PATH_LENGTH,
+  NAME_REWRITES,
+  OPTION_VARIANTS,
+  allOf,
+  allOfItems,
+  fullwidthClimb,
+  longPaths,
+  loopThenOut,
+  optionSweep,
+  specialFiles,
+  stableChain,
+  twinAttack,
+  twinLeafPair,
+  twinPair,
+} from "../src/kit/audit/arbitraries/index.js";
 import { intentsOf, operationCases } from "../src/kit/audit/properties/operations.js";
 import { OPERATIONS, operation } from "../src/kit/operations/catalog.js";
 import { type Sandbox, SECRET, createSandbox } from "../src/kit/sandbox/sandbox.js";
@@ -91,6 +108,7 @@ describe("every tree of every operation's property opens with every class", () =
       expect(names.has("opt"), "the link the options are swept through").toBe(true);
       for (const kind of ["fifo", "socket", "device"]) expect(names.has(`special-${kind}`), kind).toBe(true);
       expect(names.has("chain0") && names.has("far"), "the chain and the link out").toBe(true);
+      expect(names.has("esc") && names.has("loop") && names.has("lo"), "the loop with a rest").toBe(true);
       const op = operation(id);
       for (const [index, rewrite] of NAME_REWRITES.entries())
         for (const orientation of ["rewritten leads out", "name leads out"] as const) {
@@ -103,6 +121,21 @@ describe("every tree of every operation's property opens with every class", () =
   });
 });
 
+/** What a rewrite makes of a path's first name, written here from its description. */
+function undoRewrite(rewrite: (typeof NAME_REWRITES)[number], path: string): string {
+  if (rewrite.joins !== undefined) return path.replace(rewrite.joins, "/");
+  const [name = "", ...rest] = path.split("/");
+  const rewritten =
+    rewrite.rewrite.includes("trimmed") ? name.trim()
+    : rewrite.rewrite.includes("quotes") ? name.slice(1, -1)
+    : rewrite.rewrite.includes("case") ? name.toLowerCase()
+    : rewrite.rewrite.includes("NFKC") ? name.normalize("NFKC")
+    : rewrite.rewrite.includes("NFC") ? name.normalize("NFC")
+    : rewrite.rewrite.includes("NFD") ? name.normalize("NFD")
+    : decodeURIComponent(name);
+  return [rewritten, ...rest].join("/");
+}
+
 describe("name twins", () => {
   it.each(NAME_REWRITES.map((rewrite, index) => [rewrite.rewrite, index] as const).filter(([, index]) => NAME_REWRITES[index]?.home !== true))(
     "%s: the name a probe gives is rewritten to the other name of its pair, and exactly one of the two leads out",
@@ -111,19 +144,7 @@ describe("name twins", () => {
       for (const orientation of ["rewritten leads out", "name leads out"] as const) {
         const pair = twinPair(index, orientation, EXISTING);
         const [aimed] = text(pair);
-        // What the rewrite makes of the path's first name, written here from its description.
-        const undo = (path: string) => {
-          if (rewrite.joins !== undefined) return path.replace(rewrite.joins, "/");
-          const [name = "", ...rest] = path.split("/");
-          const rewritten =
-            rewrite.rewrite.includes("trimmed") ? name.trim()
-            : rewrite.rewrite.includes("quotes") ? name.slice(1, -1)
-            : rewrite.rewrite.includes("case") ? name.toLowerCase()
-            : rewrite.rewrite.includes("NFC") ? name.normalize("NFC")
-            : rewrite.rewrite.includes("NFD") ? name.normalize("NFD")
-            : decodeURIComponent(name);
-          return [rewritten, ...rest].join("/");
-        };
+        const undo = (path: string) => undoRewrite(rewrite, path);
         const laid = await materialize(pair.entries, box);
         expect(laid.length, "every entry of the pair is laid out").toBe(pair.entries.length);
         const read = async (path: string) => readFile(join(box.root, path), "utf8").catch((error: NodeJS.ErrnoException) => error.code ?? "");
@@ -137,6 +158,32 @@ describe("name twins", () => {
     },
   );
 
+  it.each(NAME_REWRITES.map((rewrite, index) => [rewrite.rewrite, index] as const).filter(([, index]) => NAME_REWRITES[index]?.home !== true && NAME_REWRITES[index]?.joins === undefined))(
+    "%s at the leaf: the file a probe names is rewritten to the other name, and exactly one of the two is the outside canary's file",
+    async (_rewrite, index) => {
+      for (const orientation of ["rewritten leads out", "name leads out"] as const) {
+        const pair = twinLeafPair(index, orientation, EXISTING);
+        const [aimed] = text(pair);
+        expect(aimed?.includes("/"), "the aim is the leaf itself").toBe(false);
+        await materialize(pair.entries, box);
+        const read = async (path: string) => readFile(join(box.root, path), "utf8").catch((error: NodeJS.ErrnoException) => error.code ?? "");
+        const [asGiven, asRewritten] = [await read(aimed!), await read(undoRewrite(NAME_REWRITES[index]!, aimed!))];
+        expect([asGiven, asRewritten].filter((content) => content.includes(SECRET)), `${orientation}: exactly one leads out`).toHaveLength(1);
+        expect(asGiven.includes(SECRET)).toBe(orientation === "name leads out");
+        await box.reset();
+      }
+    },
+  );
+
+  it("spells a climb in fullwidth full stops: checked, it is a directory inside; folded by NFKC, it is the outside canary", async () => {
+    const climb = fullwidthClimb(EVERY_INTENT);
+    await materialize(climb.entries, box);
+    expect(text(climb)).toEqual(["．．/outside/secret.txt", "．．/outside/new.txt", "．．/outside"]);
+    const [existing] = text(climb);
+    expect(await readFile(join(box.root, existing!), "utf8")).not.toContain(SECRET);
+    expect(await readFile(join(box.root, existing!.normalize("NFKC")), "utf8")).toContain(SECRET);
+  });
+
   it("lays out no ~ twin for an operation that changes the workspace: another process would take it to the user's home", () => {
     const changing = fc.sample(twinAttack({ intents: EXISTING, changes: true }), { seed: 1, numRuns: 5 });
     const reading = fc.sample(twinAttack({ intents: EXISTING, changes: false }), { seed: 1, numRuns: 5 });
@@ -148,6 +195,18 @@ describe("name twins", () => {
     const [attack] = fc.sample(twinAttack({ intents: EVERY_INTENT, changes: false }), { seed: 1, numRuns: 1 });
     const names = attack!.entries.map((entry) => entry.at.join("/"));
     expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe("a loop with a rest", () => {
+  it("is refused by the kernel, and leads out once a resolver keeps the rest of the path as text after the loop", async () => {
+    const [attack] = fc.sample(loopThenOut(EXISTING), { seed: 1, numRuns: 1 });
+    await materialize(attack!.entries, box);
+    const [aimed] = text(attack!);
+    expect(aimed).toBe("esc/secret.txt");
+    await expect(readFile(join(box.root, aimed!), "utf8")).rejects.toMatchObject({ code: "ELOOP" });
+    // What Python's os.path.realpath answers without strict=True: the loop, then the rest of esc's text and of the path.
+    expect(await readFile(resolve(box.root, "loop/../lo/secret.txt"), "utf8")).toContain(SECRET);
   });
 });
 

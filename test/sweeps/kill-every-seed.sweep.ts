@@ -1,13 +1,12 @@
-// The enumerated classes of issue 16, the variants only containment.write catches, and the forks issue
-// 46 found dying only at some seeds, die at the audit's default budget for every seed from 1 to 20, not
+// The enumerated classes of issue 16, the variants only containment.write catches, the forks issue
+// 46 found dying only at some seeds, the deny lists of issue 51 (audited with their --protect) and its `~` expanded after the check, die at the audit's default budget for every seed from 1 to 20, not
 // only at the kill matrix's seed: each catalogue row marked `everySeed` is run against each of its
 // catching properties, seeds 1..20, with the runs `workspace-gates audit` gives it by default.
 import { describe, expect, it } from "vitest";
-import { VULNERABLE_VARIANTS } from "../../fixtures/vulnerable/catalog.js";
+import { VULNERABLE_VARIANTS, variantTarget } from "../../fixtures/vulnerable/catalog.js";
 import { DEFAULT_RUNS } from "../../src/kit/audit/command/budget.js";
 import { PROPERTIES } from "../../src/kit/audit/properties/index.js";
 import { runProperty } from "../../src/kit/audit/runner/run.js";
-import { loadTarget } from "../../src/kit/operations/target.js";
 
 const SEEDS = Array.from({ length: 20 }, (_, index) => index + 1);
 
@@ -25,13 +24,14 @@ describe("each enumerated class dies at the default budget for every seed 1..20"
     const onlyWrite = VULNERABLE_VARIANTS.filter((variant) => variant.caughtBy.join() === "containment.write").map((variant) => variant.module);
     expect(onlyWrite).toEqual(["truncate-before-check", "mkdir-before-check"]);
     const lucky = ["bash-in-root-as-given", "decoded-after-check"];
-    expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed", ...lucky].sort());
+    const denyLists = ["protect-root-only", "protect-case-sensitive", "protect-not-through-links", "protect-decoded-after-check"];
+    expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed", ...lucky, ...denyLists, "home-expanded", "folded-after-check", "loop-lexical-rest"].sort());
   });
 
-  it.each(rows.flatMap((row) => row.caughtBy.map((id) => [row.module, id] as const)))(
+  it.each(rows.flatMap((row) => row.caughtBy.map((id) => [row.module, id, row] as const)))(
     "%s is killed by %s",
-    async (module, id) => {
-      const target = await loadTarget(`fixtures/vulnerable/${module}.ts`);
+    async (module, id, row) => {
+      const target = await variantTarget(row);
       const caught = property(id);
       const runs = Math.max(1, Math.round(DEFAULT_RUNS * (caught.budgetScale ?? 1)));
       // A case that waits out a timeout costs seconds and no CPU: those seeds run side by side.

@@ -5,7 +5,8 @@
  *
  * Promises: every consequence and threat has a meaning and its weaknesses; every consequence of a
  * security weakness has a GitHub `security-severity` (0.1 to 10); every consequence has a tier: an
- * escape (`outside changed`, `outside read`) fails the run whatever `--fail-on` says; harm and a broken
+ * escape (`outside changed`, `outside read`) fails the run whatever `--fail-on` says; harm (a protected
+ * entry inside the workspace read, changed or revealed among it) and a broken
  * defence fail it by default; a departure from the chapter's conventions is a warning unless the
  * user asks for strictness (`--strict`). An unknown consequence given to `--fail-on` is a usage error
  * that lists the known ones.
@@ -21,8 +22,11 @@ export type Consequence =
   | "outside read"
   | "approval bypassed"
   | "inside destroyed"
+  | "protected changed"
+  | "protected read"
   | "misreported"
   | "outside revealed"
+  | "protected revealed"
   | "unavailable"
   | "hardening broken"
   | "not attacked"
@@ -70,6 +74,18 @@ export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
     weaknesses: ["CWE-706"],
     tier: "harm",
   },
+  "protected changed": {
+    meaning: "an entry the user protected inside the workspace (--protect) was created, changed or removed, or something was made inside it (seen on the disk)",
+    securitySeverity: 8.1,
+    weaknesses: ["CWE-284", "CWE-22"],
+    tier: "harm",
+  },
+  "protected read": {
+    meaning: "content of an entry the user protected inside the workspace (--protect) reached the model, in an answer or in a file it may read",
+    securitySeverity: 6.5,
+    weaknesses: ["CWE-284", "CWE-200"],
+    tier: "harm",
+  },
   misreported: {
     meaning: "a call answered success, but what it reported doing is found neither inside the workspace nor outside it (its content went into a device, a FIFO, or nowhere)",
     securitySeverity: 4.3,
@@ -80,6 +96,12 @@ export const CONSEQUENCES: Readonly<Record<Consequence, ConsequenceTerms>> = {
     meaning: "an answer told something of the outside: a name, a size, a time, whether a path exists",
     securitySeverity: 5.3,
     weaknesses: ["CWE-200", "CWE-203"],
+    tier: "harm",
+  },
+  "protected revealed": {
+    meaning: "an answer told something of an entry the user protected (--protect): the names, sizes or contents inside it",
+    securitySeverity: 4.3,
+    weaknesses: ["CWE-284", "CWE-203"],
     tier: "harm",
   },
   unavailable: {

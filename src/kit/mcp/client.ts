@@ -81,10 +81,18 @@ export function commandFor(words: readonly string[], root: string): { command: s
   return { command, args: rest };
 }
 
-/** Starts the server; `signal` (the user's Ctrl-C) ends a start under way at once, leaving no process. */
-export async function connectServer(words: readonly string[], root: string, timeoutMs = START_TIMEOUT_MS, signal?: AbortSignal): Promise<McpConnection> {
+/**
+ * Starts the server. `signal` (the user's Ctrl-C) ends a start under way at once, leaving no process;
+ * `environment` sets variables for the server over the audit's own (mcp/target.ts: its HOME and TMPDIR).
+ */
+export async function connectServer(
+  words: readonly string[],
+  root: string,
+  timeoutMs = START_TIMEOUT_MS,
+  { signal, environment = {} }: { signal?: AbortSignal; environment?: Readonly<Record<string, string>> } = {},
+): Promise<McpConnection> {
   const { command, args } = commandFor(words, root);
-  const transport = new PidKeepingTransport({ command, args, stderr: "pipe", env: { ...process.env } as Record<string, string> });
+  const transport = new PidKeepingTransport({ command, args, stderr: "pipe", env: { ...process.env, ...environment } as Record<string, string> });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);

@@ -11,6 +11,7 @@
 import { readFile } from "node:fs/promises";
 import { OPERATIONS, type OperationId, type Role } from "../operations/catalog.js";
 import type { ToolOverride } from "../operations/classify.js";
+import { type ProtectedPattern, ProtectPatternError, parseProtectPatterns } from "../operations/protected-paths.js";
 
 export interface McpMapping {
   /** `named`: the mapping file names it, so a server without it is an error; otherwise a server without it plays read with the first tool classified so. */
@@ -26,6 +27,8 @@ export interface McpMapping {
   truncation: "chapter" | "none";
   /** A text answer matching this regular expression is an error, for servers that do not set `isError`. */
   errorText?: string;
+  /** Paths inside the workspace the server promises never to read, change or reveal (gitignore-style; operations/protected-paths.ts). */
+  protect?: readonly ProtectedPattern[];
 }
 
 export const FILESYSTEM_SERVER_MAPPING: McpMapping = {
@@ -64,7 +67,7 @@ export function parseMapping(text: string, file: string): McpMapping {
     const unknown = Object.keys(record).filter((key) => !keys.includes(key));
     if (unknown.length > 0) fail(`${where} has unknown field ${unknown.join(", ")} (known: ${keys.join(", ")})`);
   };
-  known(root, "the mapping", ["read", "write", "mkdir", "tools", "paths", "truncation", "errorText"]);
+  known(root, "the mapping", ["read", "write", "mkdir", "tools", "paths", "truncation", "errorText", "protect"]);
   const name = (record: Record<string, unknown>, key: string, where: string, fallback: string): string => {
     const value = record[key] ?? fallback;
     return typeof value === "string" && value !== "" ? value : fail(`${where}.${key} must be a non-empty string`);
@@ -87,6 +90,16 @@ export function parseMapping(text: string, file: string): McpMapping {
       new RegExp(errorText as string);
     } catch (error) {
       fail(`errorText is not a regular expression: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  let protect: ProtectedPattern[] | undefined;
+  if (root.protect !== undefined) {
+    if (!Array.isArray(root.protect) || root.protect.some((pattern) => typeof pattern !== "string")) fail('protect must be a list of patterns (strings, such as ".git")');
+    try {
+      protect = parseProtectPatterns(root.protect as string[], `mapping ${file}: protect`);
+    } catch (error) {
+      if (!(error instanceof ProtectPatternError)) throw error;
+      throw new Error(error.message);
     }
   }
   const tools = Object.fromEntries(
@@ -119,5 +132,6 @@ export function parseMapping(text: string, file: string): McpMapping {
     paths: oneOf("paths", ["absolute", "relative"] as const, defaults.paths),
     truncation: oneOf("truncation", ["chapter", "none"] as const, defaults.truncation),
     ...(errorText === undefined ? {} : { errorText: errorText as string }),
+    ...(protect === undefined ? {} : { protect }),
   };
 }

@@ -22,7 +22,7 @@
  */
 import { statSync } from "node:fs";
 import { access, mkdtemp, realpath } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { schema } from "../../gates/schema.js";
 import type { Tool, ToolResult } from "../../gates/tool.js";
@@ -34,6 +34,7 @@ import { type AuditTarget, TargetStopped } from "../operations/target.js";
 import { CALL_TIMEOUT_MS, type McpConnection, McpServerError, START_TIMEOUT_MS, connectServer } from "./client.js";
 import type { McpMapping } from "./mapping.js";
 import { removeTree } from "../sandbox/remove.js";
+import { serverEnvironmentOf } from "../sandbox/sandbox.js";
 
 export interface McpAuditTarget extends AuditTarget {
   prepare(): Promise<void>;
@@ -161,7 +162,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     const server = closeStale().then(async () => {
       const began = performance.now();
       try {
-        return await connectServer(words, root, START_TIMEOUT_MS, stopping.signal);
+        return await connectServer(words, root, START_TIMEOUT_MS, { signal: stopping.signal, environment: serverEnvironment(root) });
       } catch (error) {
         if (statSync(root, { throwIfNoEntry: false })?.isDirectory() !== true) throw new RootGone(`the MCP server cannot start on ${root}: it is no longer a directory`);
         throw error;
@@ -263,6 +264,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     label: `mcp: ${words.join(" ")}`,
     notApplicable: notApplicableOverMcp(mapping),
     excluded,
+    ...(mapping.protect === undefined ? {} : { protect: mapping.protect }),
     createWorkspaceTools: (root) => [roleTool(root, "read"), roleTool(root, "write"), bashTool(workspaceBoundary(root))],
     surface: surfaceFor,
     get offered() {
@@ -282,7 +284,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     async prepare() {
       const scratch = await realpath(await mkdtemp(join(tmpdir(), "workspace-gates-mcp-probe-")));
       try {
-        const connection = await connectServer(words, scratch, START_TIMEOUT_MS, stopping.signal);
+        const connection = await connectServer(words, scratch, START_TIMEOUT_MS, { signal: stopping.signal });
         try {
           offered = classifyServerTools(connection.tools, mapping, excluded);
           primary = { read: primaryTool("read", mapping.read, offered), write: primaryTool("write", mapping.write, offered) };
@@ -324,6 +326,19 @@ function primaryTool<T extends { tool: string; path: string; named: boolean }>(r
   }
   const { roles } = found.classification.plan;
   return { ...mapped, tool: found.name, path: roles.path ?? mapped.path, ...(role === "write" ? { content: roles.content ?? "content" } : {}) };
+}
+
+/**
+ * What a server started on `root` is given besides the audit's own environment: on a sandbox's root,
+ * a `HOME` and a `TMPDIR` of the sandbox's (sandbox.ts, `serverEnvironmentOf`), so a server that
+ * reaches into its home reaches a canary, never the home of the user who runs the audit; and npm's
+ * cache where it was, so `npx` finds the packages it has (a cache under the new home would be empty).
+ * On any other root (the scratch directory `prepare` lists the tools on), nothing.
+ */
+export function serverEnvironment(root: string): Record<string, string> {
+  const sandbox = serverEnvironmentOf(root);
+  if (sandbox === undefined) return {};
+  return { ...sandbox, npm_config_cache: process.env.npm_config_cache ?? join(homedir(), ".npm") };
 }
 
 /** A command line whose words after `--` are an MCP server's command: the flags before, the command after. */

@@ -16,6 +16,7 @@ import type { PathApi } from "../../gates/is-inside.js";
 import type { Tool } from "../../gates/tool.js";
 import type { FsApi } from "../../gates/workspace-path.js";
 import type { AgentOptions, AgentRun } from "../../index.js";
+import type { ProtectedPattern } from "./protected-paths.js";
 import { type OfferedTool, type Surface, moduleSurface, recorded, transcribe } from "./surface.js";
 
 export interface AuditTarget {
@@ -38,6 +39,8 @@ export interface AuditTarget {
   warm?: (roots: readonly string[]) => void;
   /** Tools the user excluded by name (`--exclude-tool`, the mapping's `exclude`), each with the reason the report repeats. */
   excluded?: ReadonlyMap<string, string>;
+  /** Entries inside the workspace its tools promise never to read, change or reveal (`--protect`, the mapping's `protect`); the `protected.*` properties judge them. */
+  protect?: readonly ProtectedPattern[];
   /** The median time one call of its tools took when the audit measured it (audit/pace.ts); the bounds of a call grow with it. */
   latencyMs?: number;
 }

@@ -12,6 +12,8 @@
  *                                   a canary, so nothing is ever expected to land in it by accident
  *   base/g/g/g/g/scratch/root-alias a symlink to the workspace: the root as a caller may spell it
  *   base/g/g/g/g/scratch/special/   one special file of each kind, made when a tree first asks for it
+ *   base/g/g/g/g/scratch/home/, tmp/ the HOME (with a canary file) and TMPDIR of a server process
+ *                                   started on the root (`serverEnvironmentOf`)
  *                                   (`specialFile`); a tree lays out further names of these
  * The guard directories exist so that a path with at most `GUARD_DEPTH` parent steps beyond the
  * workspace's parent, even opened raw by a broken implementation under audit, still lands inside
@@ -42,7 +44,7 @@
  * audit/arbitraries/), which is what keeps them inside.
  */
 import { execFileSync } from "node:child_process";
-import { accessSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { accessSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -67,6 +69,37 @@ export const ROOT_ALIAS = "root-alias";
 
 /** The directory of `scratch` where the sandbox keeps its special files, kept by `reset`. */
 export const SPECIAL_DIR = "special";
+
+/**
+ * The directories of `scratch` a server process started on the sandbox's root is given as `HOME`
+ * and `TMPDIR` (mcp/target.ts), kept by `reset`: a server that lives from case to case keeps them.
+ */
+export const SERVER_HOME = "home";
+export const SERVER_TMP = "tmp";
+
+/**
+ * The `HOME` and `TMPDIR` of a server process started on `root`, when `root` (or what it leads to)
+ * is the workspace of a sandbox: `scratch/home`, holding the canary file `CANARY_FILE` (so a tool
+ * that expands `~` after its check answers the secret), and `scratch/tmp`, each made when missing
+ * and the canary written again. Not watched for changes, as `scratch` is not: what a server keeps in
+ * its home (a cache, a log) is no finding. Undefined for a root of no sandbox.
+ */
+export function serverEnvironmentOf(root: string): { HOME: string; TMPDIR: string } | undefined {
+  let real: string;
+  try {
+    real = realpathSync(root);
+  } catch {
+    return undefined;
+  }
+  const scratch = join(dirname(real), "scratch");
+  if (!lstatSync(join(dirname(real), "outside"), { throwIfNoEntry: false })?.isDirectory() || !lstatSync(scratch, { throwIfNoEntry: false })?.isDirectory()) return undefined;
+  const home = join(scratch, SERVER_HOME);
+  const tmp = join(scratch, SERVER_TMP);
+  mkdirSync(home, { recursive: true });
+  mkdirSync(tmp, { recursive: true });
+  writeFileSync(join(home, CANARY_FILE), `${SECRET} home\n`);
+  return { HOME: home, TMPDIR: tmp };
+}
 
 /**
  * The kinds of file that are not regular a tree may lay out: a FIFO (a read or a write of it blocks
@@ -209,7 +242,7 @@ async function layOutSandbox(base: string, options: SandboxOptions): Promise<San
     },
     outsideChanges,
     canaryChanges,
-    perturbOutside: async () => perturb(canaryFiles, outsideDirectories),
+    perturbOutside: async () => perturbEntries(canaryFiles, outsideDirectories),
     async reset({ canariesChecked = false } = {}) {
       try {
         if (!canariesChecked) {
@@ -224,7 +257,7 @@ async function layOutSandbox(base: string, options: SandboxOptions): Promise<San
           if (!stats.isDirectory() || stats.isSymbolicLink()) return false;
           // rm does not follow links, so emptying cannot reach through one. Names as bytes: a case may
           // leave one that no string spells.
-          const names = readdirSync(dir, { encoding: "buffer" }).filter((name) => dir !== scratch || ![ROOT_ALIAS, SPECIAL_DIR].includes(name.toString("latin1")));
+          const names = readdirSync(dir, { encoding: "buffer" }).filter((name) => dir !== scratch || ![ROOT_ALIAS, SPECIAL_DIR, SERVER_HOME, SERVER_TMP].includes(name.toString("latin1")));
           for (const name of names) removeTree(childBytes(dir, name));
         }
         if (aliasTarget(rootAlias) !== root) {
@@ -294,12 +327,16 @@ const PERTURBED_CONTENT = `${SECRET} perturbed: another content, another size, o
 /** The times every perturbed entry gets: a moment no run of the audit can be in. */
 const PERTURBED_TIME = new Date("2001-02-03T04:05:06.789Z");
 
-function perturb(files: readonly (string | Buffer)[], directories: readonly (string | Buffer)[]): () => Promise<void> {
+/**
+ * Changes `files` (their content becomes `content`, with another size) and `directories` (a new file
+ * `PERTURBED_NAME` in each), and the times of them all; answers how to put every one back.
+ */
+export function perturbEntries(files: readonly (string | Buffer)[], directories: readonly (string | Buffer)[], content = PERTURBED_CONTENT): () => Promise<void> {
   // Times first: reading a file for its content may move its atime.
   const times = [...files, ...directories].map((path) => ({ path, stats: lstatSync(path) }));
   const contents = files.map((file) => readFileSync(file));
   const added = directories.map((directory) => (typeof directory === "string" ? join(directory, PERTURBED_NAME) : Buffer.concat([directory, Buffer.from(`/${PERTURBED_NAME}`)])));
-  for (const file of [...files, ...added]) writeFileSync(file, PERTURBED_CONTENT);
+  for (const file of [...files, ...added]) writeFileSync(file, content);
   for (const path of [...files, ...directories, ...added]) utimesSync(path, PERTURBED_TIME, PERTURBED_TIME);
   return async () => {
     for (const file of added) rmSync(file, { force: true });

@@ -9,6 +9,7 @@
  * - workspace-root.ts: the root's names and the spellings a caller may hand over;
  * - tool-input.ts: tool inputs by class (each way a field can fail to be a string, each container);
  * - operation-input.ts: one call's input for an operation of the catalogue, and search patterns;
+ * - protected.ts: the entries the user protects inside the workspace, nested, twinned and linked;
  * - openings.ts, twins.ts: the attacks every tree opens with (optional arguments swept, names beside
  *   their rewrites, special files, long chains and paths), each always there and shrunk away when a
  *   failure does not need it (droppable.ts).
@@ -20,6 +21,7 @@ export * from "./droppable.js";
 export * from "./names.js";
 export * from "./openings.js";
 export * from "./operation-input.js";
+export * from "./protected.js";
 export * from "./tool-input.js";
 export * from "./trees.js";
 export * from "./twins.js";

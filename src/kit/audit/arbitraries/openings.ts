@@ -12,7 +12,9 @@
  * - `longPaths`: a chain of more links than the kernel follows, a name longer than NAME_MAX and a
  *   path longer than PATH_MAX, each made short again by `..` before a link out: a check whose
  *   resolution fails on them (ELOOP, ENAMETOOLONG) and falls back to reading the path as text
- *   answers inside.
+ *   answers inside;
+ * - `loopThenOut`: a link loop followed by `..` into a link out, which a resolver that keeps the rest
+ *   of a path as text after a loop takes for a path inside.
  *
  * Promises: every entry an opening lays out has a name of its own (no opening's names meet another's
  * or a drawn tree's), link texts climb at most two `..`, and no candidate climbs above the directory
@@ -121,6 +123,22 @@ function withDetour(aim: Aim, first: string, detour: string): string {
   return `${first}/${detour}${text.slice(first.length + 1) || "."}`;
 }
 
+/**
+ * A link loop followed by `..` into a link out: `loop -> loop`, `lo -> ../outside` and
+ * `esc -> loop/../lo`, and aims through `esc`. The kernel refuses `esc/…` (ELOOP); a resolver that
+ * gives up at a loop and keeps the rest as text (Python's `os.path.realpath` without `strict=True`)
+ * answers `<root>/loop/../lo/…`, which is `<root>/lo/…` once normalized: inside by its text, outside
+ * through `lo`.
+ */
+export function loopThenOut(intents: readonly Intent[]): fc.Arbitrary<Attack> {
+  const entries: TreeEntry[] = [
+    { kind: "symlink", at: ["loop"], target: { form: "text", text: "loop" } },
+    { kind: "symlink", at: ["lo"], target: { form: "relative", area: "outside", path: [] } },
+    { kind: "symlink", at: ["esc"], target: { form: "text", text: "loop/../lo" } },
+  ];
+  return fc.constant({ entries, aims: aimsBelow("esc", intents) });
+}
+
 export interface OpeningConstraints {
   /** What the operation's probes name (trees.ts, `Intent`). */
   intents: readonly Intent[];
@@ -128,7 +146,14 @@ export interface OpeningConstraints {
   changes: boolean;
 }
 
-/** Every opening, in the order their probes come: the option sweep, the root's neighbours, the name twins, the special files, the long paths. */
+/** Every opening, in the order their probes come: the option sweep, the root's neighbours, the name twins, the special files, the long paths, the loop with a rest. */
 export function openings(constraints: OpeningConstraints): fc.Arbitrary<Attack>[] {
-  return [optionSweep(constraints.intents), besideTheRoot(constraints.intents), twinAttack(constraints), specialFiles(constraints.intents), longPaths(constraints.intents)];
+  return [
+    optionSweep(constraints.intents),
+    besideTheRoot(constraints.intents),
+    twinAttack(constraints),
+    specialFiles(constraints.intents),
+    longPaths(constraints.intents),
+    loopThenOut(constraints.intents),
+  ];
 }

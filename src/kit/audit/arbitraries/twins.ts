@@ -2,17 +2,22 @@
  * Names a tool may rewrite between its check and its use, laid out side by side with what they are
  * rewritten to: a name with trailing or leading whitespace (trimmed), in quotes (stripped), in capitals
  * (case folded), in one Unicode normalization form (normalized to the other), percent-encoded
- * (decoded), holding `%2F` or a backslash (decoded, or taken as a separator, into two components), and
- * `~` (expanded to the home directory). A tool that checks the name it was given and then uses the
- * rewritten one, or checks the rewritten one and uses the name, reaches whichever of the two leads out.
+ * (decoded), holding `%2F` or a backslash (decoded, or taken as a separator, into two components),
+ * `~` (expanded to the home directory), and in fullwidth compatibility forms (`ｔｗ１１`, a fullwidth
+ * solidus `／`, fullwidth full stops `．．`: NFKC folds them to ASCII, a separator, a parent step). A
+ * tool that checks the name it was given and then uses the rewritten one, or checks the rewritten one
+ * and uses the name, reaches whichever of the two leads out.
  *
  * Promises: `twinAttack` lays out, for every rewrite and both orientations, the name and its rewrite,
  * one of them a link to the outside canary and the other a directory inside holding the canary's own
- * names (so a check of it passes), and aims at the name that is not rewritten; every pair is always
- * there and shrinking drops the pairs a failure does not need (droppable.ts). Names are distinct per
+ * names (so a check of it passes), and aims at the name that is not rewritten; the same at the leaf
+ * (a file, and a link to the canary's file: `twinLeafPair`), where a tool that rewrites the whole path
+ * meets it; and `．．/outside/…` through a directory `．．` holding the canary's names
+ * (`fullwidthClimb`). Every pair is always there and shrinking drops the pairs a failure does not need (droppable.ts). Names are distinct per
  * pair, so pairs never overlap. The `~` twin is laid out for reads only: its rewrite is the home
- * directory, which the audit points at the outside canary in process (the case's `HOME`) but not in
- * another process, where a write through it would reach the user's own home.
+ * directory, which the audit points at the outside canary in process (the case's `HOME`) and at a
+ * home of the sandbox's holding a canary in a server it starts (mcp/target.ts), whose changes no
+ * canary comparison watches.
  * Does not promise: every rewrite real code makes; these are the ones found in shipped path checks.
  */
 import fc from "fast-check";
@@ -34,6 +39,9 @@ export interface NameRewrite {
 
 const percentEncoded = (text: string) => `%${(text.codePointAt(0) as number).toString(16).toUpperCase()}${text.slice(1)}`;
 
+/** ASCII spelled in its fullwidth compatibility forms (`tw11` as `ｔｗ１１`), which NFKC folds back. */
+export const fullwidth = (text: string): string => text.replace(/[!-~]/g, (char) => String.fromCodePoint((char.codePointAt(0) as number) + 0xfee0));
+
 /** Every rewrite, each with the name it rewrites: the class of names a tool may change after its check. */
 export const NAME_REWRITES: readonly NameRewrite[] = [
   { rewrite: "trailing whitespace trimmed", spell: (base) => `${base} ` },
@@ -47,6 +55,8 @@ export const NAME_REWRITES: readonly NameRewrite[] = [
   { rewrite: "an encoded slash decoded", spell: (base) => base, joins: "%2F" },
   { rewrite: "backslashes taken as separators", spell: (base) => base, joins: "\\" },
   { rewrite: "~ expanded to the home directory", spell: () => "~", home: true },
+  { rewrite: "compatibility forms folded (NFKC)", spell: fullwidth },
+  { rewrite: "a fullwidth solidus folded to a separator (NFKC)", spell: (base) => base, joins: "\uff0f" },
 ];
 
 /**
@@ -93,6 +103,29 @@ export function twinPair(index: number, orientation: TwinOrientation, intents: r
   return { entries: [...decoy([rewritten], intents), ...named.map((leaf) => outside([joined(leaf)], [leaf]))], aims };
 }
 
+/**
+ * The pair of one rewrite in one orientation at the leaf: the name a file inside, its rewrite a link
+ * to the outside canary's file (or the other way round), and the aims at the name itself. A tool that
+ * rewrites the whole path after its check (`"ls "` checked, `"ls"` edited) meets a rewrite only there.
+ */
+export function twinLeafPair(index: number, orientation: TwinOrientation, intents: readonly Intent[]): Attack {
+  const rewrite = NAME_REWRITES[index] as NameRewrite;
+  const rewritten = `${twinBase(index)}${orientation === "rewritten leads out" ? "f" : "fx"}`;
+  const name = rewrite.spell(rewritten);
+  const file = (at: string): TreeEntry => ({ kind: "file", at: [at] });
+  const entries = orientation === "rewritten leads out" ? [file(name), outside([rewritten], [CANARY_FILE])] : [outside([name], [CANARY_FILE]), file(rewritten)];
+  const aims = intents.flatMap(({ kind, end }): Aim[] => (kind === "existing" ? [{ candidate: { form: "text", text: name }, ...(end === undefined ? {} : { end }) }] : []));
+  return { entries, aims };
+}
+
+/** The two fullwidth full stops `．．`, which NFKC folds to `..`: a directory of that name inside, holding the outside canary's names, and the aims through it. */
+export const FULLWIDTH_PARENT = fullwidth("..");
+
+/** A climb spelled in compatibility forms: `．．/outside/secret.txt` is checked inside, and folded it is the outside canary. */
+export function fullwidthClimb(intents: readonly Intent[]): Attack {
+  return { entries: [{ kind: "dir", at: [FULLWIDTH_PARENT] }, ...decoy([FULLWIDTH_PARENT, "outside"], intents)], aims: aimsBelow(`${FULLWIDTH_PARENT}/outside`, intents) };
+}
+
 /** An aim below `place` (`place/leaf`, or `place` itself) as the one component the rewrite splits. */
 function joinedText(aim: Aim, place: string, joined: (leaf: string) => string): string {
   const text = aim.candidate.form === "text" ? aim.candidate.text : "";
@@ -106,14 +139,18 @@ export interface TwinConstraints {
   changes: boolean;
 }
 
-/** Every rewrite's pair in both orientations, each pair dropped by shrinking when a failure does not need it. */
+/**
+ * Every rewrite's pair in both orientations, below the name and at the leaf (but for a rewrite that
+ * splits a name or expands `~`), and the fullwidth climb; each dropped by shrinking when a failure
+ * does not need it.
+ */
 export function twinAttack({ intents, changes }: TwinConstraints): fc.Arbitrary<Attack> {
+  const orientations = ["rewritten leads out", "name leads out"] as const;
   const pairs = NAME_REWRITES.flatMap((rewrite, index) =>
-    rewrite.home === true
-      ? changes
-        ? []
-        : [twinPair(index, "rewritten leads out", intents)]
-      : (["rewritten leads out", "name leads out"] as const).map((orientation) => twinPair(index, orientation, intents)),
+    rewrite.home === true ? (changes ? [] : [twinPair(index, "rewritten leads out", intents)]) : orientations.map((orientation) => twinPair(index, orientation, intents)),
   );
-  return allOf(pairs.map((pair) => fc.constant(pair))).map(joinAttacks);
+  const leaves = NAME_REWRITES.flatMap((rewrite, index) =>
+    rewrite.home === true || rewrite.joins !== undefined || !intents.some((intent) => intent.kind === "existing") ? [] : orientations.map((orientation) => twinLeafPair(index, orientation, intents)),
+  );
+  return allOf([...pairs, ...leaves, fullwidthClimb(intents)].map((pair) => fc.constant(pair))).map(joinAttacks);
 }

@@ -121,9 +121,10 @@ async function loadAuditTarget(options: AuditArgs, signal: AbortSignal): Promise
     const offered = offeredTools(target).map((tool) => tool.name);
     const unknown = options.excludeTools.filter((name) => !offered.includes(name));
     if (unknown.length > 0) throw new UnusableTarget(`${target.label}: --exclude-tool names ${unknown.join(", ")}, which its createWorkspaceTools does not return (it returns: ${offered.join(", ") || "no tools"})`);
-    return { ...target, excluded };
+    return { ...target, excluded, ...(options.protect === undefined ? {} : { protect: options.protect }) };
   }
   const target = mcpTarget(options.mcp.command, options.mcp.mapping === undefined ? FILESYSTEM_SERVER_MAPPING : await readMapping(options.mcp.mapping), excluded, { signal });
+  if (options.protect !== undefined) target.protect = [...(target.protect ?? []), ...options.protect];
   await target.prepare();
   return target;
 }
@@ -133,9 +134,11 @@ function describeTarget(options: AuditArgs): string {
   return options.module ?? "the reference";
 }
 
+/** The words that name the target in a replay: the module or the server, and what its tools protect (without which `protected.*` would not apply). */
 function targetWords(options: AuditArgs): TargetWords {
-  if (options.mcp === undefined) return options.module === undefined ? [] : [options.module];
-  return ["--mcp", ...(options.mcp.mapping === undefined ? [] : ["--mapping", options.mcp.mapping]), "--", ...options.mcp.command];
+  const protect = options.protect === undefined ? [] : ["--protect", options.protect.map((pattern) => pattern.text).join(",")];
+  if (options.mcp === undefined) return [...(options.module === undefined ? [] : [options.module]), ...protect];
+  return ["--mcp", ...(options.mcp.mapping === undefined ? [] : ["--mapping", options.mcp.mapping]), ...protect, "--", ...options.mcp.command];
 }
 
 async function auditTarget(

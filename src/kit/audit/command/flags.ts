@@ -9,6 +9,7 @@ import { splitAtServerCommand } from "../../mcp/target.js";
 import { PROPERTIES } from "../properties/index.js";
 import { DEFAULT_CASE_TIMEOUT_MS } from "../runner/run.js";
 import { type Shard, parseShard } from "../runner/shard.js";
+import { type ProtectedPattern, ProtectPatternError, parseProtectPatterns } from "../../operations/protected-paths.js";
 import { DEFAULT_RUNS, DEFAULT_TIME_SECONDS } from "./budget.js";
 
 export const SYNOPSIS = "workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [flags]";
@@ -17,7 +18,7 @@ export const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FI
                              [--shard K/N] [--json FILE] [--junit FILE] [--sarif FILE [--sarif-location FILE]] [--html FILE]
                              [--strict | --fail-on C[,C...] | --baseline FILE] [--suppressions FILE]
                              [--only ID[,ID...]] [--exclude-tool NAME[,NAME...]] [--path P] [--conformance]
-                             [--timeout MS] [--regression-test DIR]
+                             [--timeout MS] [--regression-test DIR] [--protect PATTERN[,PATTERN...]]
        workspace-gates audit [MODULE | --mcp [--mapping FILE] -- COMMAND...] [--exclude-tool NAME[,NAME...]] --list-tools
 
   MODULE       a .js, .mjs or .ts module exporting isInside, workspacePath, createWorkspaceTools
@@ -62,6 +63,10 @@ export const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FI
   --exclude-tool NAMES
                never call these tools of the target, and say so in every report: a tool
                that takes a path and that nothing attacked fails the audit unless excluded
+  --protect PATTERNS
+               entries inside the workspace the tools promise never to read, change or reveal:
+               gitignore-style patterns relative to the root (comma-separated, repeatable; added to
+               the mapping's protect), which the protected.* properties attack at every depth
   --path P     replay one shrunk run (with --seed and a single --only)
   --conformance
                fail the run when a text differs from the reference's (conformance properties; --strict does too)
@@ -101,6 +106,8 @@ export interface AuditArgs {
   listTools: boolean;
   /** The directory each failure's regression test is written into. */
   regressionTest?: string;
+  /** What `--protect` names (operations/protected-paths.ts). */
+  protect?: ProtectedPattern[];
 }
 export function parseAuditArgs(argv: readonly string[]): AuditArgs {
   const { flags, command = [] } = splitAtServerCommand(argv);
@@ -131,6 +138,7 @@ export function parseAuditArgs(argv: readonly string[]): AuditArgs {
       mapping: { type: "string" },
       "list-tools": { type: "boolean" },
       "regression-test": { type: "string" },
+      protect: { type: "string", multiple: true },
     },
   });
   if (values["list-tools"] === true) refuseBesideListTools(values);
@@ -181,7 +189,18 @@ export function parseAuditArgs(argv: readonly string[]): AuditArgs {
     timeoutMs: positiveInteger("--timeout", values.timeout, DEFAULT_CASE_TIMEOUT_MS),
     listTools: values["list-tools"] === true,
     ...(values["regression-test"] === undefined ? {} : { regressionTest: values["regression-test"] }),
+    ...(values.protect === undefined ? {} : { protect: protectedPatterns(values.protect) }),
   };
+}
+
+/** `--protect`'s patterns; a pattern the audit cannot take as meant is a usage error naming it. */
+function protectedPatterns(values: readonly string[]): ProtectedPattern[] {
+  try {
+    return parseProtectPatterns(values, "--protect");
+  } catch (error) {
+    if (error instanceof ProtectPatternError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 /** The flags of a target (MODULE, --mcp, --mapping, --exclude-tool) go with --list-tools; a flag of a run would be ignored, so it is refused. */

@@ -24,6 +24,7 @@ import {
   besideTheRoot,
   candidateText,
   longPaths,
+  loopThenOut,
   rootSpellings,
   specialFiles,
   spellRoot,
@@ -32,7 +33,7 @@ import {
   workspaceRoot,
 } from "../arbitraries/index.js";
 import { type AuditProperty, execute, inSandbox, isUnder, settle, toolsOf, violation } from "../runner/property.js";
-import { CANARY_FILE, SECRET, type Sandbox, childBytes, displayBytes } from "../../sandbox/sandbox.js";
+import { CANARY_FILE, SECRET, type Sandbox, childBytes, displayBytes, serverEnvironmentOf } from "../../sandbox/sandbox.js";
 import { REPLACEMENT_CHARACTER } from "../../sandbox/root-twins.js";
 import { type Tree, type TreeEntry, materialize, showName } from "../../sandbox/tree.js";
 import type { Scene } from "../runner/counterexample.js";
@@ -90,12 +91,14 @@ export function caseScene({ root, tree }: ContainmentCase<unknown>, setup?: read
  * server's start costs more than a tree of calls), so the later cases that draw them find them
  * running; one that a failing case spoiled is not worth it. A target in this process finds its home
  * directory at the outside canary while the case runs (`HOME`), so a tool that expands `~` after its
- * check is seen reaching it (twins.ts); a server keeps the home it was started with.
+ * check is seen reaching it (twins.ts); a server was started with a home of the sandbox's, whose
+ * canary file is written again for every case (sandbox.ts, `serverEnvironmentOf`).
  */
 export async function inCaseSandbox(target: AuditTarget, value: ContainmentCase<unknown>, body: (box: Sandbox, root: string) => Promise<void>): Promise<void> {
   await inSandbox(
     async (box) => {
       await materialize(value.tree, box);
+      if (target.start !== undefined) serverEnvironmentOf(box.root);
       await (target.start === undefined ? withHome(box.outside, () => body(box, spellRoot(box, value.root.spelling))) : body(box, spellRoot(box, value.root.spelling)));
     },
     { rootName: value.root.name, onPooled: (box) => target.warm?.(rootSpellings(box)) },
@@ -128,7 +131,7 @@ export const containmentWorkspacePath: AuditProperty<ContainmentCase> = {
   weaknesses: ["CWE-22"],
   // The check has no optional arguments to sweep.
   arbitrary: containmentCases(candidate(), {
-    openings: [besideTheRoot(CHECKED_INTENTS), twinAttack({ intents: CHECKED_INTENTS, changes: true }), specialFiles(CHECKED_INTENTS), longPaths(CHECKED_INTENTS)],
+    openings: [besideTheRoot(CHECKED_INTENTS), twinAttack({ intents: CHECKED_INTENTS, changes: true }), specialFiles(CHECKED_INTENTS), longPaths(CHECKED_INTENTS), loopThenOut(CHECKED_INTENTS)],
   }),
   casesIn: probeCount,
   render: (value) => caseScene(value),

@@ -1,4 +1,4 @@
-/** Every audit property, in report order: the field gate, the path gate (the check, then each operation's tools), the size gate, bash's limits, the calling layer, the limits, the chapter's texts. */
+/** Every audit property, in report order: the field gate, the path gate (the check, then each operation's tools, then the entries they protect), the size gate, bash's limits, the calling layer, the limits, the chapter's texts. */
 import type { AuditProperty } from "../runner/property.js";
 import { agentAbort, agentProtocol } from "./agent-loop.js";
 import { approvalBashDefault, approvalInput, approvalOrdering, approvalRefused } from "./approval-hook.js";
@@ -12,6 +12,7 @@ import { faultsPermissions } from "./permissions.js";
 import { isInsidePosix, isInsideWin32 } from "./is-inside.js";
 import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
+import { PROTECTED_PROPERTIES } from "./protected.js";
 import { sequencesBash, sequencesRootSwap } from "./sequences.js";
 import { conformanceTruncation, truncationRead } from "./truncation.js";
 
@@ -23,6 +24,7 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   isInsideWin32,
   containmentWorkspacePath,
   ...OPERATION_PROPERTIES,
+  ...PROTECTED_PROPERTIES,
   containmentLossyName,
   precisionWorkspacePath,
   faultsWorkspacePath,

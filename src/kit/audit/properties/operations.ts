@@ -43,7 +43,8 @@ import { type AuditProperty, CALLS_IN_FLIGHT, answered, inFlight, portable, viol
 import { type CallWatch, paceOf, watchCalls } from "../runner/watch.js";
 import { showAnswers, showValue } from "../runner/show.js";
 import { type ContainmentCase, caseScene, findFile, holds, inCaseSandbox, lesserCases, probeCount, treeThreat } from "./containment.js";
-import { ORACLES, OPERATIONS, type Operation, type OperationInput, containmentId } from "../../operations/catalog.js";
+import { ORACLES, OPERATIONS, type Operation, type OperationInput, type OracleId, containmentId } from "../../operations/catalog.js";
+import type { Consequence } from "../../findings/findings.js";
 import { type OperationTool, PastDeadline, foldCases, leaveUnjudged, recordOption, untranscribed } from "../../operations/surface.js";
 import { optionOf } from "../../operations/classify.js";
 import { offeredTools, surfaceOf } from "../../operations/target.js";
@@ -63,7 +64,7 @@ export type OperationCase = ContainmentCase<ToolProbe>;
  * Runs per block, a fifth of the other properties': each probe is a tool call (over MCP a round trip),
  * so ten trees of some thirty probes cost about what fifty trees of five did.
  */
-const TOOL_TREE_SCALE = 0.2;
+export const TOOL_TREE_SCALE = 0.2;
 
 /** What an aimed path ends in for an operation on a directory: mostly the directory itself. */
 const directoryLeaf = () => fc.oneof({ weight: 3, arbitrary: fc.constant("") }, { weight: 1, arbitrary: targetLeaf() });
@@ -119,7 +120,7 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
 }
 
 /** One call of a run: its place among the calls (from 0, as the transcript and the counterexample count them), the tool, and the input it is sent. */
-interface Call {
+export interface Call {
   index: number;
   tool: OperationTool;
   input: OperationInput;
@@ -132,7 +133,7 @@ interface Call {
  * tool, paths and optional argument: variants past a tool's own fold onto earlier ones), which is
  * no case of its own (`foldCases`).
  */
-function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[]): Call[] {
+export function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[]): Call[] {
   const text = (candidate: Candidate) => candidateText(box, candidate);
   const made = new Set<string>();
   const calls: Call[] = [];
@@ -167,7 +168,7 @@ function callsOf(operation: Operation, tools: readonly OperationTool[], box: San
 }
 
 /** How a reason names a call: the tool, its number among the case's calls (from 1), and the optional argument it sent. */
-function callName(call: Call): string {
+export function callName(call: Call): string {
   const option = optionOf(call.tool.classification.plan, call.input.variant);
   return `${call.tool.name} (call ${call.index + 1}${option === undefined ? "" : `, with ${option.name}`})`;
 }
@@ -176,7 +177,7 @@ function callName(call: Call): string {
  * An answer as a reason quotes it: its content escaped and folded, at most 200 characters of it, the
  * sandbox's path written `$BOX` before the cut (a path cut in two is never recognised afterwards).
  */
-const shown = (box: Sandbox, result: ToolResult) => {
+export const shown = (box: Sandbox, result: ToolResult) => {
   const content = portable(box, String(result.content));
   return content.length > 200 ? `${showValue(content.slice(0, 200))}… (${content.length} characters)` : showValue(content);
 };
@@ -190,10 +191,31 @@ async function refuseOutsideChanges(box: Sandbox, call: Call, said: string): Pro
   if (outside.length > 0) violation(`${said} and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
 }
 
-function refuseSecrets(box: Sandbox, calls: readonly Call[], answers: readonly ToolResult[], world: string): void {
+/**
+ * What a property keeps from the tools: the outside (the canaries beside the workspace), or the
+ * entries the user protects inside it (protected.ts). Its files hold `secret`; `perturb` changes what
+ * a tool could learn of it and answers how to put it back.
+ */
+export interface Guarded {
+  secret: string;
+  /** How a reason names it: "the outside". */
+  named: string;
+  /** How a reason labels an answer given before it changed: "as the outside was". */
+  asItWas: string;
+  /** How a reason says where returned content came from: "from outside". */
+  from: string;
+  /** What an answer holding `secret` breaks, and an answer that moves with `perturb`. */
+  read: OracleId | Consequence;
+  revealed: OracleId | Consequence;
+  perturb(box: Sandbox): Promise<() => Promise<void>>;
+}
+
+export const OUTSIDE: Guarded = { secret: SECRET, named: "the outside", asItWas: "as the outside was", from: "from outside", read: "secretInAnswer", revealed: "outsideRevealed", perturb: (box) => box.perturbOutside() };
+
+export function refuseSecrets(box: Sandbox, calls: readonly Call[], answers: readonly ToolResult[], world: string, guarded: Guarded = OUTSIDE): void {
   for (const [position, answer] of answers.entries()) {
     const call = calls[position] as Call;
-    if (String(answer.content).includes(SECRET)) violation(`${callName(call)} returned content from outside${world}: ${shown(box, answer)}`, "secretInAnswer", call.index);
+    if (String(answer.content).includes(guarded.secret)) violation(`${callName(call)} returned content ${guarded.from}${world}: ${shown(box, answer)}`, guarded.read, call.index);
   }
 }
 
@@ -202,7 +224,7 @@ function refuseSecrets(box: Sandbox, calls: readonly Call[], answers: readonly T
  * of the FIFO, or a reader took what the release wrote while the call was waiting. Without the
  * release it would never have answered.
  */
-function refuseWaits(calls: readonly Call[], watch: CallWatch): void {
+export function refuseWaits(calls: readonly Call[], watch: CallWatch): void {
   for (const wait of watch.waits()) {
     const writer = calls.find((call) => call.marker !== undefined && wait.written.includes(call.marker));
     const waiting = writer === undefined ? wait.waiting : [writer.index];
@@ -221,7 +243,7 @@ function refuseWaits(calls: readonly Call[], watch: CallWatch): void {
 const sameAnswer = (one: ToolResult, other: ToolResult) => one.content === other.content && (one.isError === true) === (other.isError === true);
 
 /** Asks every call through the watch, counting the optional arguments sent. */
-function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
+export function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
   return (call) => {
     const option = optionOf(call.tool.classification.plan, call.input.variant);
     if (option !== undefined) recordOption(call.tool.name, option.name);
@@ -234,10 +256,10 @@ function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
  * with only the outside changed, and once more for the answers that moved. A wave whose calls a
  * deadline refuses (a slow target's: operations/surface.ts) is not judged, nor are those after it.
  */
-async function judgeReadOnly(box: Sandbox, calls: readonly Call[], watch: CallWatch): Promise<void> {
+export async function judgeReadOnly(box: Sandbox, calls: readonly Call[], watch: CallWatch, guarded: Guarded = OUTSIDE): Promise<void> {
   for (let start = 0; start < calls.length; start += CALLS_IN_FLIGHT) {
     try {
-      await judgeWave(box, calls.slice(start, start + CALLS_IN_FLIGHT), calls, watch);
+      await judgeWave(box, calls.slice(start, start + CALLS_IN_FLIGHT), calls, watch, guarded);
     } catch (error) {
       // A wave a deadline cut is not judged; the waves before it were.
       if (!(error instanceof PastDeadline)) throw error;
@@ -247,12 +269,12 @@ async function judgeReadOnly(box: Sandbox, calls: readonly Call[], watch: CallWa
 }
 
 /** One wave of a case's read-only calls (`all` of them name a wait, which a call of any wave may have made). */
-async function judgeWave(box: Sandbox, calls: readonly Call[], all: readonly Call[], watch: CallWatch): Promise<void> {
+async function judgeWave(box: Sandbox, calls: readonly Call[], all: readonly Call[], watch: CallWatch, guarded: Guarded): Promise<void> {
   const ask = asker(watch);
   const first = await inFlight(calls, ask);
-  refuseSecrets(box, calls, first, "");
+  refuseSecrets(box, calls, first, "", guarded);
   refuseWaits(all, watch);
-  const restore = await box.perturbOutside();
+  const restore = await guarded.perturb(box);
   let second: ToolResult[];
   try {
     // The same calls again: a counterexample shows each once.
@@ -260,7 +282,7 @@ async function judgeWave(box: Sandbox, calls: readonly Call[], all: readonly Cal
   } finally {
     await restore();
   }
-  refuseSecrets(box, calls, second, " once the outside had changed");
+  refuseSecrets(box, calls, second, ` once ${guarded.named} had changed`, guarded);
   refuseWaits(all, watch);
   const moved = calls.filter((_call, position) => !sameAnswer(first[position] as ToolResult, second[position] as ToolResult));
   const again = await untranscribed(() => inFlight(moved, ask));
@@ -270,8 +292,8 @@ async function judgeWave(box: Sandbox, calls: readonly Call[], all: readonly Cal
     if (!sameAnswer(again[position] as ToolResult, before)) continue;
     const after = second[calls.indexOf(call)] as ToolResult;
     violation(
-      `${callName(call)} answered otherwise once only the outside had changed, and as before once it was put back:${showAnswers(portable(box, answerText(before)), portable(box, answerText(after)), ["as the outside was", "once it had changed"])}`,
-      "outsideRevealed",
+      `${callName(call)} answered otherwise once only ${guarded.named} had changed, and as before once it was put back:${showAnswers(portable(box, answerText(before)), portable(box, answerText(after)), [guarded.asItWas, "once it had changed"])}`,
+      guarded.revealed,
       call.index,
     );
   }
@@ -340,7 +362,7 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
 }
 
 /** The special files a tree lays out, as a hang names them: `a FIFO at ws/special-fifo`. */
-function specialsOf(tree: Tree): string {
+export function specialsOf(tree: Tree): string {
   return laidOut(tree)
     .flatMap((entry) => (entry.kind === "special" ? [`${SPECIAL_NAMES[entry.special]} at ${["ws", ...entry.at].join("/")}`] : []))
     .join(", ");

@@ -11,8 +11,9 @@ import type { Counterexample } from "../runner/counterexample.js";
 import type { PropertyResult } from "../runner/run.js";
 import { namedTwins } from "../../sandbox/root-twins.js";
 import { BOX_NAME, showName } from "../../sandbox/tree.js";
+import { PROTECTED_SECRET } from "../../operations/protected-paths.js";
 
-type Described = Pick<PropertyResult, "status" | "kind" | "title" | "reason" | "counterexample"> & { case?: Counterexample };
+type Described = Pick<PropertyResult, "status" | "kind" | "title" | "reason" | "counterexample"> & { consequence?: PropertyResult["consequence"]; case?: Counterexample };
 
 /** The legend of the terms `results` use, a line each (a continuation indented). */
 export function legendOf(results: readonly Described[]): string[] {
@@ -30,6 +31,12 @@ export function legendOf(results: readonly Described[]): string[] {
             `${showName(root)}: the workspace; beside it, outside/ and the root's twins (${namedTwins(root).map(showName).join(", ")})`,
             "  hold canaries that must be neither read nor changed",
           ]),
+        ]
+      : []),
+    ...(failed.some((result) => result.consequence?.startsWith("protected ") === true)
+      ? [
+          "protected: an entry inside the workspace that --protect (or the mapping's protect) names, laid out at the root, nested",
+          `  (tools/…), beside its twins (.GIT, .git., .git ) and behind links (to-protected0); each of its files holds ${PROTECTED_SECRET}`,
         ]
       : []),
     ...(calls.some((call) => /\.execute\(/.test(call)) ? ["read.execute(…): the tool named read among those createWorkspaceTools returned (tool(\"…\") for a name that is no identifier)"] : []),

@@ -162,12 +162,14 @@ export type JsonResult = JsonReport["results"][number];
 /** How to run the audit again, e.g. `npx workspace-gates audit` or `npm run audit --`. */
 export type ReplayPrefix = string;
 
-/** The words that name the target on the command line: `[]`, `[MODULE]`, or `--mcp … -- COMMAND…`. */
+/** The words that name the target on the command line: `[]`, `[MODULE]`, or `--mcp … -- COMMAND…`, with `--protect PATTERNS` before any `--`. */
 export type TargetWords = readonly string[];
 
 /** The module under audit, when the target is one (an MCP server has no file to point at). */
 export function targetModule(target: TargetWords): string | undefined {
-  return target.length === 1 ? target[0] : undefined;
+  // The module is the first word, before any flag of the target (`--protect`); a server's words start with `--mcp`.
+  const [first] = target;
+  return first !== undefined && !first.startsWith("--") ? first : undefined;
 }
 
 export function replayCommand(prefix: ReplayPrefix, target: TargetWords, result: PropertyResult): string | undefined {

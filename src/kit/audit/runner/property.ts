@@ -61,6 +61,8 @@ export interface AuditProperty<T = unknown> {
   /** How long one run waits on purpose (the bash timeout it outlives), which no target's slowness explains. */
   waitsMs?: number;
   arbitrary: fc.Arbitrary<T>;
+  /** The cases for `target`, where they depend on what the user said of it (its protected paths); `arbitrary` otherwise. */
+  arbitraryFor?(target: AuditTarget): fc.Arbitrary<T>;
   /** How many cases one value holds, when more than one: each probe aimed at a laid-out tree is one. */
   casesIn?(value: T): number;
   check(target: AuditTarget, value: T): Promise<void>;

@@ -345,7 +345,7 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
   };
   const startedAt = performance.now();
   const details = await fc
-    .check(fc.asyncProperty(property.arbitrary, predicate), {
+    .check(fc.asyncProperty(property.arbitraryFor?.(target) ?? property.arbitrary, predicate), {
       seed: options.seed,
       numRuns: Math.min(options.runs, property.maxRuns ?? options.runs),
       // A path without `:` makes fast-check start at that case of the stream and run numRuns from there.
