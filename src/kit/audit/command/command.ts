@@ -41,7 +41,7 @@ import { type CliCommand, type CliIo, invocationOf } from "../../cli-command.js"
 import { type InterruptGuard, guardInterrupts } from "../../toctou/interrupt.js";
 import { PROPERTIES } from "../properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "../reports/baseline.js";
-import { closeSandboxes, disposeSandboxes, poolSandboxes } from "../runner/property.js";
+import { closeSandboxes, disposeSandboxes, poolSandboxes, sweepSandboxes } from "../runner/property.js";
 import { ROOT_NAMES, rootSpellings } from "../arbitraries/index.js";
 import { progressOn } from "../runner/progress.js";
 import { type AuditReport, type TargetWords, failsRun, renderText, toJson, verdict, withSuppression, withSuppressions } from "../reports/report.js";
@@ -174,6 +174,9 @@ async function auditTarget(
   // --max-time counts from the command's start: the target's load and its pace are part of the wall time it caps.
   const maxTime = options.maxTime === undefined ? undefined : { at: began + options.maxTime * 1_000, seconds: options.maxTime };
   let report = await runAudit(options, target, io, guard.signal, suppressions, maxTime);
+  // Its processes end before the verdict: one that outlived its sandbox may have written there again.
+  if ("dispose" in target) await target.dispose();
+  sweepSandboxes();
   report.time = {
     totalMs: Math.round(performance.now() - began),
     latencyMs: Math.round(pace.latencyMs * 10) / 10,

@@ -19,6 +19,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { dirname } from "node:path";
 import type fc from "fast-check";
 import { type Sandbox, auditTempDir, createSandbox } from "../../sandbox/sandbox.js";
+import { removeTree } from "../../sandbox/remove.js";
+import { AuditFault, recordAuditFault } from "../../sandbox/fault.js";
 import { type AuditTarget, type ContractExport, TargetStopped } from "../../operations/target.js";
 import { PastDeadline } from "../../operations/surface.js";
 import { ORACLES, type OracleId } from "../../operations/catalog.js";
@@ -258,9 +260,37 @@ async function newSandbox(rootName: string): Promise<Sandbox> {
   const creation = createSandbox("workspace-gates-audit-", { rootName, parent: auditTempDir() });
   pendingSandboxes.add(creation);
   try {
-    return await creation;
+    const box = await creation;
+    madeSandboxes.add(box.base);
+    return box;
   } finally {
     pendingSandboxes.delete(creation);
+  }
+}
+
+/**
+ * The directory of every sandbox made since the last sweep. A process that outlives its sandbox (a
+ * server ended after it) can bring the directory back: tsx makes its cache again, parents and all,
+ * under the TMPDIR the sandbox gave the server.
+ */
+const madeSandboxes = new Set<string>();
+
+/**
+ * Removes again every sandbox made since the last sweep and not in use now. Call it once the
+ * target's processes have ended (mcp/target.ts `dispose`); a directory it cannot remove is recorded
+ * as the audit's own fault.
+ */
+export function sweepSandboxes(): void {
+  const inUse = new Set([...[...idleSandboxes.values()].flat(), ...busySandboxes].map((box) => box.base));
+  for (const base of madeSandboxes) {
+    if (inUse.has(base)) continue;
+    madeSandboxes.delete(base);
+    try {
+      removeTree(base);
+    } catch (error) {
+      if (error instanceof AuditFault) recordAuditFault(error);
+      else throw error;
+    }
   }
 }
 
