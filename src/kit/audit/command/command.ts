@@ -31,7 +31,7 @@
  * each of its tools (tool-list.ts) and stops: exit 0, or 2 when the target cannot be started.
  */
 import { constants } from "node:fs";
-import { access, open, rm, stat, writeFile } from "node:fs/promises";
+import { access, mkdir, open, rm, stat, writeFile } from "node:fs/promises";
 import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs } from "../../cli-command.js";
 import { guardInterrupts } from "../../toctou/interrupt.js";
 import { PROPERTIES } from "../properties/index.js";
@@ -119,7 +119,7 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                fail the run when a text differs from the reference's (conformance properties; --strict does too)
   --timeout MS a run (a tree and all its probes) that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
   --regression-test DIR
-               write, for each failure, DIR/<property>.test.mjs: a node:test file that lays
+               write, for each failure, DIR/<property>.test.mjs (DIR made if missing): a node:test file that lays
                out its counterexample and makes its calls again, failing until the bug is fixed
   --list-tools start the target, print how the audit takes each tool (operation, decided by its
                name, its schema or the mapping, its argument for each role, or why none), and stop
@@ -513,8 +513,10 @@ async function unwritable(file: string): Promise<string | undefined> {
 }
 
 /** Why `dir` cannot take the regression tests, found before the run: it must be a directory this process may write in. */
+/** Makes `dir` (and its parents) unless it exists; answers why it cannot hold the tests, or undefined. */
 async function notAWritableDirectory(dir: string): Promise<string | undefined> {
   try {
+    await mkdir(dir, { recursive: true });
     if (!(await stat(dir)).isDirectory()) return "not a directory";
     await access(dir, constants.W_OK);
     return undefined;
