@@ -296,9 +296,10 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
   });
 
   it("stops after exactly --attempts tool calls, taking the operations in turn", async () => {
-    const { report } = await runWithReport<RaceReport>(["--mode", "race", "--attempts", "7", "--seconds", "60"]);
+    const { report, stdout } = await runWithReport<RaceReport>(["--mode", "race", "--attempts", "7", "--seconds", "60"]);
     expect(report.stoppedBy).toBe("attempts");
     expect(report.total.attempts).toBe(7);
+    expect(stdout).toMatch(/^result after \d+\.\d s \(stopped at its budget of attempts\):$/m);
     expect(Object.fromEntries(Object.entries(report.perOperation).map(([operation, tally]) => [operation, tally.attempts]))).toEqual({
       "write.directory": 2,
       "overwrite.directory": 2,
@@ -321,6 +322,9 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expect(await running).toBe(130);
     const report = JSON.parse(await readFile(json, "utf8")) as RaceReport;
     expect(report.stoppedBy).toBe("interrupted");
+    expect(stdout()).toMatch(/^interrupted after \d+\.\d s; racer stopped$/m);
+    expect(stdout()).toMatch(/^result after \d+\.\d s \(interrupted\):$/m);
+    expect(stdout()).not.toContain("stopped by");
     expect(stdout()).toContain(`removed ${report.workdir}`);
     expect(existsSync(report.workdir)).toBe(false);
     expect(process.listenerCount("SIGINT")).toBe(listenersBefore);

@@ -75,6 +75,20 @@ export interface Tally {
 
 export type StopReason = "attempts" | "seconds" | "interrupted" | "racer failed";
 
+/** Why the race stopped, as a sentence says it ("stopped by interrupted" read as a typo). */
+export function stopReasonText(reason: StopReason): string {
+  switch (reason) {
+    case "attempts":
+      return "stopped at its budget of attempts";
+    case "seconds":
+      return "stopped at its time budget";
+    case "interrupted":
+      return "interrupted";
+    case "racer failed":
+      return "stopped because the racer failed";
+  }
+}
+
 /** The calls a race makes, in the order attempts take them: `<operation>.<what the racer swaps>`. */
 export const RACE_OPERATIONS = [
   "write.directory",
@@ -319,7 +333,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   const rows = Object.values(tallies);
   const sum = (count: (tally: Tally) => number) => rows.reduce((total, tally) => total + count(tally), 0);
   const escapes = sum((tally) => tally.escapes);
-  narrate(`stopped by ${stoppedBy} after ${(elapsedMs / 1_000).toFixed(1)} s; racer stopped`);
+  narrate(`${stopReasonText(stoppedBy)} after ${(elapsedMs / 1_000).toFixed(1)} s; racer stopped`);
   const sideEffects = await sideEffectsOf(box);
   return {
     mode: "race",
