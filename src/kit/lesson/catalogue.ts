@@ -52,7 +52,10 @@ export const CHECK_ANSWER_PROPERTIES = [
 /** What the tools must still do when they are replaced whole: answer inputs, stay inside, survive faults and bash's moves. */
 export const TOOL_PROPERTIES = ["fields.tools", "containment.read", "containment.write", "faults.tools", "sequences.bash", "sequences.rootSwap", "truncation.read"] as const;
 
-const AUDIT_BUDGET = ["--seed", "1", "--time", "10"] as const;
+// The audit's default time budget: every property must run the runs a verdict needs, and a check of
+// eight properties ran short of them at --time 10 on a loaded machine ("too slow to judge", exit 2).
+// One seed, so that a class gets the same grade on every machine.
+const AUDIT_BUDGET = ["--seed", "1"] as const;
 
 function auditStep(properties: readonly string[]): CheckStep {
   return { command: "audit", args: ["{fork}", "--only", properties.join(","), ...AUDIT_BUDGET], shows: `every property the seam can break (${properties.length})` };
