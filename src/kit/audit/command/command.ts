@@ -32,7 +32,7 @@
  */
 import { constants } from "node:fs";
 import { access, mkdir, open, rm, stat, writeFile } from "node:fs/promises";
-import { type CliCommand, type CliIo, UsageError, invocationOf, parseCommandArgs } from "../../cli-command.js";
+import { type CliCommand, type CliIo, UsageError, closest, invocationOf, parseCommandArgs } from "../../cli-command.js";
 import { guardInterrupts } from "../../toctou/interrupt.js";
 import { PROPERTIES } from "../properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "../reports/baseline.js";
@@ -599,7 +599,9 @@ function parseAuditArgs(argv: readonly string[]): AuditArgs {
   if (positionals.length > 1) throw new UsageError(`expected at most one MODULE, got ${positionals.join(" ")}`);
   const only = values.only?.flatMap((ids) => ids.split(",")).filter((id) => id !== "");
   const unknown = only?.filter((id) => !PROPERTIES.some((property) => property.id === id)) ?? [];
-  if (unknown.length > 0) throw new UsageError(`unknown property: ${unknown.join(", ")}`);
+  const ids = PROPERTIES.map((property) => property.id);
+  const named = (id: string) => `${id}${closest(id, ids) === undefined ? "" : ` (did you mean ${closest(id, ids)}?)`}`;
+  if (unknown.length > 0) throw new UsageError(`unknown property: ${unknown.map(named).join(", ")}`);
   if (values.path !== undefined && (values.seed === undefined || only?.length !== 1))
     throw new UsageError("--path replays one run: give it with --seed and exactly one --only");
   if (values.runs !== undefined && values.time !== undefined) throw new UsageError("--runs and --time are two budgets: give one");
