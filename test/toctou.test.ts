@@ -17,7 +17,7 @@ import { TEMP_PREFIX, toctouCommand } from "../src/kit/toctou/command.js";
 import { type DeterministicReport, runDeterministic } from "../src/kit/toctou/deterministic.js";
 import { TOCTOU_USAGE } from "../src/kit/toctou/flags.js";
 import { multitoolErrors } from "./support/ci-reports.js";
-import { RACE_OPERATIONS, type RaceReport, type Tally, raceOperationTool } from "../src/kit/toctou/race.js";
+import { RACE_OPERATIONS, type RaceReport, type Tally, isRefusal, raceOperationTool } from "../src/kit/toctou/race.js";
 import { startRacer } from "../src/kit/toctou/racer.js";
 import { withMkdirTrap, withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
 import { NO_SIDE_EFFECTS } from "../src/kit/toctou/side-effects.js";
@@ -310,6 +310,21 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expectConsistent(report.total);
     expect(existsSync(report.workdir)).toBe(false);
   });
+
+  it("counts a refusal in a server's own words as refused, and an operating system's error as another error", async () => {
+    const missing = await fsPromises.readFile(join(reportDir, "missing")).then(() => "", (error: Error) => error.message);
+    const refusals = ["read: path escapes workspace", "Access denied - path outside allowed directories: /tmp/x not in /tmp/ws", "refused: d/x leaves the workspace", "Error: path is outside the root"];
+    const osErrors = [missing, "[Errno 2] No such file or directory: 'd/x'", "open d/x: no such file or directory", "No such file or directory (os error 2)", "ELOOP: too many symbolic links encountered, open 'd/x'", "[Errno 40] Too many levels of symbolic links"];
+    expect(missing).toMatch(/^ENOENT/);
+    expect(refusals.filter((text) => !isRefusal(text))).toEqual([]);
+    expect(osErrors.filter((text) => isRefusal(text))).toEqual([]);
+  });
+
+  it("counts the refusals of a module worded otherwise than the reference", async () => {
+    const { report } = await runWithReport<RaceReport>(["--mode", "race", "--attempts", "200", "--seconds", "60", "--target", "fixtures/secure/own-wording.mjs"]);
+    expect(report.total.attempts).toBe(200);
+    expect(report.total.refused).toBeGreaterThan(0);
+  }, 60_000);
 
   it("on SIGINT stops after the call in flight, stops the racer, removes the temp dir and answers 130", async () => {
     const listenersBefore = process.listenerCount("SIGINT");

@@ -25,8 +25,9 @@
  * outside/dir holds; for mkdir, the directory it meant exists in outside/dir; for a move's source, the
  * file it moved into the workspace holds SECRET; for a delete, outside/dir/secret.txt is gone. The
  * canary a move or a delete took is put back at once, so the attempts after it can escape too. Every
- * other attempt is counted once as succeeded, refused (`path escapes workspace`)
- * or another error (mostly ENOENT: the call met the instant between two renames). Side effects are
+ * other attempt is counted once as succeeded, refused (an error answer in any wording that is not an
+ * operating system's error: `isRefusal`) or another error (mostly ENOENT: the call met the instant
+ * between two renames). Side effects are
  * counted apart from escapes: once the racer has stopped, every change outside the workspace
  * (side-effects.ts), so a tool that leaks no content but leaves an empty file or a directory outside
  * is seen. The figures are self-consistent: escapes ≤ attempts, the four outcomes add up to the
@@ -471,8 +472,26 @@ async function landedOutside(landing: string, holds: (content: string) => boolea
 /** Files an attempt that left no evidence of an escape under what the tool answered. */
 function countOutcome(tally: Tally, result: ToolResult): void {
   if (result.isError !== true) tally.succeeded += 1;
-  else if (result.content.endsWith(ESCAPE_MESSAGE)) tally.refused += 1;
+  else if (isRefusal(result.content)) tally.refused += 1;
   else tally.otherErrors += 1;
+}
+
+/**
+ * An operating system's error as Node, Python, Go and Rust word it: an errno name (`ENOENT`), Python's
+ * `[Errno 2]`, Rust's `(os error 2)`, or the C library's text (`no such file or directory`, `too many
+ * levels of symbolic links`, …), which is how a server passes on what the kernel answered.
+ */
+const OS_ERROR =
+  /\b(ENOENT|ENOTDIR|EISDIR|ELOOP|EEXIST|ENOTEMPTY|EACCES|EPERM|EBUSY|EXDEV|EINVAL|EIO|ENAMETOOLONG|EMLINK|EROFS|ENOSPC|ETXTBSY|EBADF)\b|\[Errno \d+\]|\(os error \d+\)|no such file|not a directory|is a directory|too many (levels of )?symbolic links|file exists|directory not empty|resource busy|file name too long/i;
+
+/**
+ * Whether an error answer refuses the call rather than passing on the kernel's failure: the chapter's
+ * `path escapes workspace`, or any answer in the server's own words that names no OS error ("Access
+ * denied - path outside allowed directories", "refused: x leaves the workspace"). Counting only the
+ * chapter's text left the column at 0 for every server worded otherwise.
+ */
+export function isRefusal(content: string): boolean {
+  return content.endsWith(ESCAPE_MESSAGE) || !OS_ERROR.test(content);
 }
 
 function emptyTally(): Tally {
