@@ -23,7 +23,7 @@ import { type RaceBudget, type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary, toctouFindings } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
 import { toctouSarif } from "./sarif.js";
-import { findingsFile } from "../findings/sarif.js";
+import { fallbackLocationNote, findingsLocation } from "../findings/sarif.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 import type { Tool } from "../../gates/tool.js";
 import { type Surface, moduleSurface } from "../operations/surface.js";
@@ -92,8 +92,15 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
     }
     if (plan.sarif !== undefined) {
       const { target } = plan;
-      const location = findingsFile({ named: plan.sarifLocation, module: target.kind === "module" ? target.path : undefined, mapping: target.kind === "mcp" ? target.mapping : undefined });
-      await writeFile(plan.sarif, toctouSarif(report, location));
+      const location = findingsLocation({
+        named: plan.sarifLocation,
+        module: target.kind === "module" ? target.path : undefined,
+        mapping: target.kind === "mcp" ? target.mapping : undefined,
+        command: target.kind === "mcp" ? target.command : undefined,
+      });
+      // The kit's own tool sets (--tools) are a demonstration, not the repository's code: nothing to say.
+      if (location.fallback && target.kind !== "tools") io.stderr(`toctou: ${fallbackLocationNote(location.file, "--sarif-location")}\n`);
+      await writeFile(plan.sarif, toctouSarif(report, location.file));
       narrate(`SARIF written to ${plan.sarif}`);
     }
     return code;

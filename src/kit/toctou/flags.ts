@@ -40,7 +40,8 @@ at the end (also on Ctrl-C).
   --json FILE           also write the report as JSON to FILE
   --sarif FILE          also write SARIF 2.1.0 (GitHub code scanning): one result per escape
   --sarif-location FILE the file every SARIF result points at (default: the --target module, else
-                        the --mapping file, else package.json of the working directory)
+                        the --mapping file, else the server's file in COMMAND, else package.json
+                        of the working directory, said on stderr)
   --svg FILE            deterministic only: draw the run's check / swap / use timeline as SVG to FILE
   -h, --help            show this help
 

@@ -44,7 +44,7 @@ import { toJUnit, toSarif } from "../reports/report-formats.js";
 import { type Consequence, DEFAULT_FAIL_ON, ESCAPES, STRICT_FAIL_ON, isConvention, parseFailOn } from "../../findings/findings.js";
 import { type SuppressionsFile, SuppressionsError, readSuppressions, today } from "../../findings/suppressions.js";
 import { toHtml } from "../reports/report-html.js";
-import { findingsFile } from "../../findings/sarif.js";
+import { fallbackLocationNote, findingsLocation } from "../../findings/sarif.js";
 import type { AuditProperty } from "../runner/property.js";
 import { DEFAULT_CASE_TIMEOUT_MS, type PropertyResult, type RunOptions, notRun, runProperty } from "../runner/run.js";
 import { SHARD_STRIDE, type Shard, parseShard, shardBlock, timedShardStart } from "../runner/shard.js";
@@ -97,7 +97,8 @@ const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FILE] -- 
                consequence, the coverage, each failure with its counterexample drawn and its replay
   --sarif-location FILE
                the file every SARIF result points at (default: MODULE, else the --mapping
-               file, else package.json of the working directory)
+               file, else the server's file in COMMAND, else package.json of the working
+               directory, said on stderr)
   --strict     fail on departures from the chapter's conventions and wording too (by default they
                are warnings: a correct module written otherwise passes)
   --fail-on CONSEQUENCES
@@ -284,6 +285,8 @@ function tooSlow(report: AuditReport): string | undefined {
 
 /** Runs the selected properties in order, with progress, until done or `signal` aborts. */
 async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, signal: AbortSignal, suppressions: SuppressionsFile | undefined): Promise<AuditReport> {
+  const location = findingsLocation({ named: options.sarifLocation, module: options.module, mapping: options.mcp?.mapping, command: options.mcp?.command });
+  if (options.sarif !== undefined && location.fallback) io.stderr(`audit: ${fallbackLocationNote(location.file, "--sarif-location")}\n`);
   const report: AuditReport = {
     target: target.label,
     seed: options.seed,
@@ -292,7 +295,7 @@ async function runAudit(options: AuditArgs, target: AuditTarget, io: CliIo, sign
     ...(options.shard === undefined ? {} : { shard: options.shard }),
     conformance: options.conformance,
     failOn: options.failOn,
-    location: findingsFile({ named: options.sarifLocation, module: options.module, mapping: options.mcp?.mapping }),
+    location: location.file,
     results: [],
     coverage: [],
   };
