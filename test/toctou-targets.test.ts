@@ -64,6 +64,22 @@ describe("toctou on any target", () => {
     });
   });
 
+  it("summarises the control race in one line, and a line saying it runs, unless --show-control asks for it line by line", { timeout: 60_000 }, async () => {
+    const controlLines = (stdout: string) => stdout.split("\n").filter((line) => line.startsWith("control"));
+    const quiet = await toctou<RaceReport & { control: ControlRace }>("--mode", "race", "--attempts", "40", "--seconds", "30", "--target", "src/tools/workspace-tools.ts");
+    expect(quiet.report?.control.attempts).toBe(40);
+    expect(controlLines(quiet.stdout)).toEqual([
+      "control: racing the chapter tools for the same budget, to show the racer can win (--show-control prints it line by line)",
+      `control (the chapter tools, same budget): ${quiet.report?.control.escapes} escapes in 40 calls, ${quiet.report?.control.swaps} swaps`,
+    ]);
+    const loud = await toctou("--mode", "race", "--attempts", "40", "--seconds", "30", "--target", "src/tools/workspace-tools.ts", "--show-control");
+    expect(controlLines(loud.stdout).filter((line) => line.startsWith("control: ")).length).toBeGreaterThan(2);
+    expect(loud.stdout).toMatch(/^control: racer started/m);
+    const deterministic = await toctou("--show-control");
+    expect(deterministic.code).toBe(2);
+    expect(deterministic.stderr).toContain("--show-control shows the control race; it applies to --mode race only");
+  });
+
   it("--target refuses a module without createWorkspaceTools, exit 2", async () => {
     const { code, stderr } = await toctou("--target", "src/gates/is-inside.ts");
     expect(code).toBe(2);

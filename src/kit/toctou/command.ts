@@ -78,7 +78,10 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
       const raced = await runRace({ ...run, surface: target.surface(box.root), budget: plan.budget });
       io.stdout(renderRaceSummary(raced));
       const isControl = plan.target.kind === "tools" && plan.target.name === CONTROL_TOOL_SET;
-      const control = isControl || raced.stoppedBy === "interrupted" ? undefined : await raceControl(plan.budget, narrate, signal);
+      if (!isControl && raced.stoppedBy !== "interrupted" && !plan.showControl)
+        narrate(`control: racing the ${CONTROL_TOOL_SET} tools for the same budget, to show the racer can win (--show-control prints it line by line)`);
+      const controlNarrate = plan.showControl ? (line: string) => narrate(`control: ${line}`) : () => {};
+      const control = isControl || raced.stoppedBy === "interrupted" ? undefined : await raceControl(plan.budget, controlNarrate, signal);
       if (control !== undefined)
         narrate(`control (the ${CONTROL_TOOL_SET} tools, same budget): ${control.escapes} escapes in ${control.attempts} calls, ${control.swaps} swaps`);
       report = control === undefined ? raced : { ...raced, control };
@@ -172,7 +175,7 @@ async function raceControl(budget: RaceBudget, narrate: (line: string) => void, 
   try {
     const control = TOOL_SETS.get(CONTROL_TOOL_SET);
     if (control === undefined) throw new Error(`no ${CONTROL_TOOL_SET} tool set`);
-    const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, surface: moduleSurface(control.create(box.root)), budget, narrate: (line) => narrate(`control: ${line}`), signal });
+    const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, surface: moduleSurface(control.create(box.root)), budget, narrate, signal });
     return { tools: CONTROL_TOOL_SET, attempts: raced.total.attempts, escapes: raced.total.escapes, sideEffects: raced.sideEffects.total, swaps: raced.racer.swaps };
   } finally {
     await box.dispose();
