@@ -171,6 +171,16 @@ describe("the README's workflow for a tools module, run as a runner runs it", ()
     expect((await sarifOf(outputs.file as string)).runs[0]?.results.map((result) => result.ruleId)).toEqual(["isInside.win32"]);
   }, 120_000);
 
+  it("points every SARIF result at the sarif-location input: a repository's own file, for a server in any language", async () => {
+    const { outputs: build } = await runner.runActionStep("package", {}, {});
+    await writeFile(join(runner.workspace, MODULE), await forkWithEscape());
+    const inputs = { module: MODULE, sarif: "located.sarif", "sarif-location": "server/main.py", time: "10", args: ["--only", "isInside.posix", "--seed", "1"].join("\n") };
+    const { outputs, job } = await runner.runActionStep("audit", inputs, { package: build });
+    expect(outputs, job.log).toMatchObject({ verdict: "failed", "exit-code": "1" });
+    const results = (await sarifOf(join(runner.workspace, "located.sarif"))).runs[0]?.results ?? [];
+    expect(results.map((result) => result.locations?.[0]?.physicalLocation.artifactLocation.uri)).toEqual(["server/main.py"]);
+  }, 600_000);
+
   it("gives no verdict but an error (exit 2) when neither a module nor a server, or both, are given", async () => {
     const { outputs: build } = await runner.runActionStep("package", {}, {});
     for (const inputs of [{}, { module: MODULE, "mcp-command": "node server.js" }]) {
