@@ -48,7 +48,7 @@ import type { ToolResult } from "../../gates/tool.js";
 import { type SideEffects, sideEffectsOf } from "./side-effects.js";
 import { type OperationId, type OperationInput, type OracleId, operation as catalogued } from "../operations/catalog.js";
 import type { OperationTool, Surface } from "../operations/surface.js";
-import { ESCAPE_MESSAGE } from "../../gates/messages.js";
+import { isRefusal } from "./refusal.js";
 
 export interface RaceBudget {
   attempts: number;
@@ -474,24 +474,6 @@ function countOutcome(tally: Tally, result: ToolResult): void {
   if (result.isError !== true) tally.succeeded += 1;
   else if (isRefusal(result.content)) tally.refused += 1;
   else tally.otherErrors += 1;
-}
-
-/**
- * An operating system's error as Node, Python, Go and Rust word it: an errno name (`ENOENT`), Python's
- * `[Errno 2]`, Rust's `(os error 2)`, or the C library's text (`no such file or directory`, `too many
- * levels of symbolic links`, …), which is how a server passes on what the kernel answered.
- */
-const OS_ERROR =
-  /\b(ENOENT|ENOTDIR|EISDIR|ELOOP|EEXIST|ENOTEMPTY|EACCES|EPERM|EBUSY|EXDEV|EINVAL|EIO|ENAMETOOLONG|EMLINK|EROFS|ENOSPC|ETXTBSY|EBADF)\b|\[Errno \d+\]|\(os error \d+\)|no such file|not a directory|is a directory|too many (levels of )?symbolic links|file exists|directory not empty|resource busy|file name too long/i;
-
-/**
- * Whether an error answer refuses the call rather than passing on the kernel's failure: the chapter's
- * `path escapes workspace`, or any answer in the server's own words that names no OS error ("Access
- * denied - path outside allowed directories", "refused: x leaves the workspace"). Counting only the
- * chapter's text left the column at 0 for every server worded otherwise.
- */
-export function isRefusal(content: string): boolean {
-  return content.endsWith(ESCAPE_MESSAGE) || !OS_ERROR.test(content);
 }
 
 function emptyTally(): Tally {
