@@ -478,7 +478,6 @@ describe("flags", () => {
     [["--mode", "race", "--seconds", "abc"], '--seconds must be a positive number up to 3600, got "abc"'],
     [["--mode", "race", "--seconds", "3601"], '--seconds must be a positive number up to 3600, got "3601"'],
     [["--attempts", "5"], "--attempts and --seconds bound a race; they apply to --mode race only"],
-    [["--mode", "race", "--svg", "t.svg"], "--svg draws the timeline of one check and one swap; it applies to --mode deterministic only"],
     [["--svg"], "--svg needs a value"],
     [["--sarif-location", "x.ts"], "--sarif-location says where SARIF results point: give it with --sarif"],
   ])("refuses %j with a UsageError before creating anything", async (args, message) => {

@@ -22,6 +22,7 @@ import { guardInterrupts } from "./interrupt.js";
 import { type RaceBudget, type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary, toctouFindings } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
+import { renderRaceSvg } from "./race-svg.js";
 import { toctouSarif } from "./sarif.js";
 import { fallbackLocationNote, findingsLocation } from "../findings/sarif.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
@@ -86,6 +87,10 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
         narrate(`control (the ${CONTROL_TOOL_SET} tools, same budget): ${control.escapes} escapes in ${control.attempts} calls, ${control.swaps} swaps`);
       report = control === undefined ? raced : { ...raced, control };
       code = raceExitCode(raced, control);
+      if (plan.svg !== undefined) {
+        await writeFile(plan.svg, renderRaceSvg(raced, control));
+        narrate(`escapes over time drawn to ${plan.svg}`);
+      }
       const ineffective = raceIneffective(raced, control);
       if (code === 2 && ineffective !== undefined) io.stderr(`toctou: race ineffective: ${ineffective}, so no count of escapes here means anything\n`);
     }
@@ -168,6 +173,9 @@ export interface ControlRace {
   escapes: number;
   sideEffects: number;
   swaps: number;
+  /** How long it raced, and when each escape came (ms from its start): the race picture draws it beside the target. */
+  elapsedMs?: number;
+  escapesAtMs?: number[];
 }
 
 async function raceControl(budget: RaceBudget, narrate: (line: string) => void, signal: AbortSignal): Promise<ControlRace> {
@@ -176,7 +184,7 @@ async function raceControl(budget: RaceBudget, narrate: (line: string) => void, 
     const control = TOOL_SETS.get(CONTROL_TOOL_SET);
     if (control === undefined) throw new Error(`no ${CONTROL_TOOL_SET} tool set`);
     const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, surface: moduleSurface(control.create(box.root)), budget, narrate, signal });
-    return { tools: CONTROL_TOOL_SET, attempts: raced.total.attempts, escapes: raced.total.escapes, sideEffects: raced.sideEffects.total, swaps: raced.racer.swaps };
+    return { tools: CONTROL_TOOL_SET, attempts: raced.total.attempts, escapes: raced.total.escapes, sideEffects: raced.sideEffects.total, swaps: raced.racer.swaps, elapsedMs: raced.elapsedMs, escapesAtMs: raced.escapesAtMs };
   } finally {
     await box.dispose();
   }

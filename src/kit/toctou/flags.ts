@@ -44,7 +44,8 @@ at the end (also on Ctrl-C).
   --sarif-location FILE the file every SARIF result points at (default: the --target module, else
                         the --mapping file, else the server's file in COMMAND, else package.json
                         of the working directory, said on stderr)
-  --svg FILE            deterministic only: draw the run's check / swap / use timeline as SVG to FILE
+  --svg FILE            draw the run as SVG to FILE: deterministic, its check / swap / use timeline;
+                        race, the escapes over time of the target beside its control
   -h, --help            show this help
 
 Exit status: 0 nothing escaped and nothing changed outside, 1 content escaped or something changed
@@ -59,7 +60,7 @@ export type ToctouTarget = { kind: "tools"; name: string } | { kind: "module"; p
 export type ToctouPlan =
   | { help: true }
   | ({ help: false; mode: "deterministic"; svg: string | undefined } & ToctouReports)
-  | ({ help: false; mode: "race"; budget: RaceBudget; showControl: boolean } & ToctouReports);
+  | ({ help: false; mode: "race"; budget: RaceBudget; showControl: boolean; svg: string | undefined } & ToctouReports);
 
 /** What every mode attacks and the report files it writes. */
 interface ToctouReports {
@@ -105,12 +106,11 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
     return { help: false, mode, svg: values.svg, ...reports };
   }
   if (mode !== "race") throw new UsageError(`unknown mode "${mode}"; use deterministic or race`);
-  if (values.svg !== undefined) throw new UsageError("--svg draws the timeline of one check and one swap; it applies to --mode deterministic only");
   const budget: RaceBudget = {
     attempts: values.attempts === undefined ? DEFAULT_RACE_BUDGET.attempts : positive("--attempts", values.attempts, WHOLE_NUMBER, MAX_ATTEMPTS),
     seconds: values.seconds === undefined ? DEFAULT_RACE_BUDGET.seconds : positive("--seconds", values.seconds, DECIMAL_NUMBER, MAX_SECONDS),
   };
-  return { help: false, mode, budget, showControl: values["show-control"] === true, ...reports };
+  return { help: false, mode, budget, showControl: values["show-control"] === true, svg: values.svg, ...reports };
 }
 
 function toctouTarget(

@@ -117,6 +117,8 @@ export interface RaceReport {
   budget: RaceBudget;
   stoppedBy: StopReason;
   elapsedMs: number;
+  /** When each escape happened, in ms from the start, in order: what `--svg` draws. */
+  escapesAtMs: number[];
   /** Tool calls per second of `elapsedMs`. */
   callsPerSecond: number;
   total: Tally & { firstEscape: { attempt: number; elapsedMs: number; operation: RaceOperation } | null };
@@ -277,6 +279,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   const tallies = Object.fromEntries(offered.map((operation) => [operation, emptyTally()])) as Partial<Record<RaceOperation, Tally>>;
   const firstEvidence: string[] = [];
   let first: RaceReport["total"]["firstEscape"] = null;
+  const escapesAtMs: number[] = [];
   let attempts = 0;
   let racerStats: RacerStats;
   let endedAt: number;
@@ -310,6 +313,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
         continue;
       }
       const elapsedMs = performance.now() - start;
+      escapesAtMs.push(elapsedMs);
       tally.escapes += 1;
       tally.firstEscape ??= { attempt: tally.attempts, elapsedMs };
       if (tally.evidence.length < EVIDENCE_KEPT && !tally.evidence.includes(escape)) tally.evidence.push(escape);
@@ -344,6 +348,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
     budget,
     stoppedBy,
     elapsedMs,
+    escapesAtMs,
     callsPerSecond: elapsedMs > 0 ? attempts / (elapsedMs / 1_000) : 0,
     total: {
       attempts,
