@@ -1,7 +1,7 @@
 // The reports CI systems read, checked the way those systems read them: SARIF against the official
 // 2.1.0 schema (as shipped by @microsoft/jest-sarif) and by the SARIF Multitool with GitHub's rules,
 // JUnit through a real XML parser and against the schema Jenkins reads it by.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { DEFAULT_VERDICT, JSON_SCHEMA_VERSION, SHRINK_STOPPED, failsRun, renderT
 import { SHRINK_FLOOR_CANDIDATES, runProperty } from "../src/kit/audit/runner/run.js";
 import { toJUnit, toSarif } from "../src/kit/audit/reports/report-formats.js";
 import { CONSEQUENCES, type Consequence, DEFAULT_FAIL_ON, ESCAPES, STRICT_FAIL_ON } from "../src/kit/findings/findings.js";
-import { findingsFile } from "../src/kit/findings/sarif.js";
+import { findingsFile, findingsLocation } from "../src/kit/findings/sarif.js";
 import { cli as runCli } from "./support/cli.js";
 import { junitSchemaErrors, multitoolErrors, parseJUnit, sarifValidator } from "./support/ci-reports.js";
 
@@ -187,6 +187,35 @@ describe("the file SARIF results point at", () => {
     expect(findingsFile({}, "/repo")).toBe("package.json");
     expect(findingsFile({ module: "../elsewhere/m.ts" }, "/repo")).toBe("/elsewhere/m.ts");
     expect(findingsFile({ named: "..notes/x.ts" }, "/repo")).toBe("..notes/x.ts");
+  });
+
+  it("is, for an MCP server with no file named, the first word of its command that is a file of the repository, and says when it is only the fallback", () => {
+    const cwd = process.cwd();
+    expect(findingsLocation({ command: ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "{root}"] }, cwd)).toEqual({ file: "fixtures/mcp/tools-server.ts", fallback: false });
+    expect(findingsLocation({ command: [process.execPath, "./fixtures/mcp/tools-server.ts", "--root={root}"] }, cwd)).toEqual({ file: "fixtures/mcp/tools-server.ts", fallback: false });
+    expect(findingsLocation({ mapping: "map.json", command: ["node", "fixtures/mcp/tools-server.ts"] }, cwd).file).toBe("map.json");
+    // A package run by name, a Python module, a folder (go run ./cmd): no file of the repository.
+    for (const command of [["npx", "-y", "@modelcontextprotocol/server-filesystem", "{root}"], ["python", "-m", "my_server", "--root={root}"], ["go", "run", "./src"]])
+      expect(findingsLocation({ command }, cwd), command.join(" ")).toEqual({ file: "package.json", fallback: true });
+    expect(findingsLocation({ module: "m.ts" }, cwd).fallback).toBe(false);
+  });
+
+  it("takes a server's script, never its compiled binary, which code scanning cannot show", async () => {
+    const repository = join(scratch, "polyglot");
+    await mkdir(repository, { recursive: true });
+    await writeFile(join(repository, "server"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00]));
+    await writeFile(join(repository, "server.py"), "import sys\n");
+    expect(findingsLocation({ command: ["./server", "{root}"] }, repository)).toEqual({ file: "package.json", fallback: true });
+    expect(findingsLocation({ command: ["python3", "server.py", "{root}"] }, repository)).toEqual({ file: "server.py", fallback: false });
+  });
+
+  it("says on stderr when the results point at the fallback", async () => {
+    const sarif = join(scratch, "fallback.sarif");
+    const { code, stderr } = await cli("audit", "--sarif", sarif, "--only", "isInside.posix", "--runs", "5", "--seed", "1");
+    expect(code).toBe(0);
+    expect(stderr).toContain("audit: note: nothing of this run names a file of the repository (no --sarif-location, module, mapping, or server file in the working directory), so every SARIF result points at package.json; name one with --sarif-location (the action's sarif-location input)\n");
+    const named = await cli("audit", "--sarif", sarif, "--sarif-location", "src/index.ts", "--only", "isInside.posix", "--runs", "5", "--seed", "1");
+    expect(named.stderr).not.toContain("note: nothing of this run");
   });
 
   it("needs --sarif", async () => {

@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
@@ -190,7 +190,8 @@ describe("workspace-gates audit, the command", () => {
   it.each([
     [["audit", "--runs", "0"], /--runs must be at least 1/],
     [["audit", "--runs", "many"], /--runs must be an integer/],
-    [["audit", "--only", "nope"], /unknown property: nope/],
+    [["audit", "--only", "nope"], /unknown property: nope\n/],
+    [["audit", "--only", "containment.reed,isInside.posix"], /^audit: unknown property: containment\.reed \(did you mean containment\.read\?\)\n/],
     [["audit", "--frobnicate"], /^audit: unknown flag --frobnicate\n/],
     [["audit", "a.ts", "b.ts"], /at most one MODULE/],
     [["audit", "--path", "0:1", "--only", "fields.tools"], /--path replays one run/],
@@ -242,6 +243,12 @@ describe("workspace-gates audit, the command", () => {
       expect(code).toBe(2);
       expect(stderr).toMatch(/^audit: cannot load /);
     }
+  });
+
+  it("says that a module that is not there is missing, naming the user's file and none of the kit's", async () => {
+    const { code, stderr } = await cli("audit", "./nope.mjs", "--runs", "1");
+    expect(code).toBe(2);
+    expect(stderr).toBe(`audit: cannot load ./nope.mjs: no such file: ${resolve("nope.mjs")}\n`);
   });
 });
 

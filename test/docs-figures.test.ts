@@ -4,7 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BENCH_FILE, BENCH_SECTION, type BenchFigures, renderBench } from "./support/bench-table.js";
 import { readSectionFromFile, wrapSection } from "./support/generated-section.js";
@@ -104,5 +104,23 @@ describe("the documentation's links", () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it("no page the package ships links to a file its package.json leaves out (an installed README would point at nothing)", async () => {
+    const { files } = JSON.parse(await readFile("package.json", "utf8")) as { files: string[] };
+    const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replaceAll("*", "[^/]*")}$`);
+    const left = files.filter((entry) => entry.startsWith("!")).map((entry) => glob(entry.slice(1)));
+    expect(left.length, "package.json leaves something out, which this test is about").toBeGreaterThan(0);
+    const shipped = (file: string) => !left.some((pattern) => pattern.test(file));
+    const pages = ["README.md", "SECURITY.md", ...(await readdir("docs", { recursive: true })).filter((file) => file.endsWith(".md")).map((file) => join("docs", file))].filter(shipped);
+    const pointing: string[] = [];
+    for (const page of pages) {
+      for (const [, target = ""] of (await readFile(page, "utf8")).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        const file = relative(".", join(dirname(page), target));
+        if (!shipped(file)) pointing.push(`${page}: ${target}`);
+      }
+    }
+    expect(pointing).toEqual([]);
   });
 });

@@ -1,8 +1,11 @@
 // `audit --list-tools`: the target started, how the audit takes each of its tools printed, and nothing
 // attacked (issue 45), for a module and for an MCP server with its mapping.
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { renderToolList } from "../src/kit/audit/reports/tool-list.js";
+import { FILESYSTEM_SERVER_MAPPING } from "../src/kit/mcp/mapping.js";
+import { classifyServerTools } from "../src/kit/mcp/target.js";
 import { cli, useScratch } from "./support/cli.js";
 
 const scratch = useScratch("workspace-gates-list-tools-test-");
@@ -54,6 +57,17 @@ describe("audit --list-tools", () => {
     expect(table.get("frobnicate")).toMatchObject({ operation: "none", detail: expect.stringMatching(/^not classified: takes `path`, .*; name its operation in the mapping's tools, or exclude it$/) });
     expect(table.has("bash"), "bash over MCP is the audit's own shell, not a tool of the server").toBe(false);
   }, 60_000);
+
+  it("says a tool plays its role by the official server's name, not by a mapping, when no mapping named it", async () => {
+    const official = JSON.parse(await readFile("fixtures/mcp/official-tools.json", "utf8")) as { tools: { name: string; inputSchema: object }[] };
+    const unmapped = rows(renderToolList("server", classifyServerTools(official.tools, FILESYSTEM_SERVER_MAPPING, new Map())));
+    for (const tool of ["read_text_file", "write_file", "create_directory"]) expect(unmapped.get(tool)?.by, tool).toBe("official name");
+    expect([...unmapped.values()].map(({ by }) => by)).not.toContain("mapping");
+    const named = { ...FILESYSTEM_SERVER_MAPPING, read: { ...FILESYSTEM_SERVER_MAPPING.read, named: true } };
+    const mapped = rows(renderToolList("server", classifyServerTools(official.tools, named, new Map())));
+    expect(mapped.get("read_text_file")?.by).toBe("mapping");
+    expect(mapped.get("write_file")?.by).toBe("official name");
+  });
 
   it("exits 2 on a server that does not start, and on a flag of a run beside it, naming why in one line", async () => {
     const dead = await cli(["audit", "--list-tools", "--mcp", "--", "node", "-e", "process.exit(3)"]);

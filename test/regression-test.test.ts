@@ -70,11 +70,20 @@ describe("audit --regression-test DIR", () => {
     expect(stdout).toContain("  no regression test for limits.hardlink: it is a known limit: the reference fails it too\n");
   });
 
-  it("refuses a directory it cannot write into before the run (exit 2, one line)", async () => {
+  it("makes a folder that does not exist yet, as deep as it is named, and writes the tests there", async () => {
     const missing = join(scratch.path, "missing", "tests");
-    const { code, stdout, stderr } = await cli(["audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--runs", "5", "--regression-test", missing]);
+    const { code, stdout } = await cli(["audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.write", "--seed", "1", "--runs", "50", "--regression-test", missing]);
+    expect(code, stdout).toBe(1);
+    expect(stdout).toContain(`  ${join(missing, "containment.write.test.mjs")}\n`);
+    expect(await readFile(join(missing, "containment.write.test.mjs"), "utf8")).toContain("node:test");
+  }, 120_000);
+
+  it("refuses a folder it cannot make or write into before the run (exit 2, one line)", async () => {
+    const file = join(scratch.path, "a-file");
+    await writeFile(file, "");
+    const { code, stdout, stderr } = await cli(["audit", "fixtures/vulnerable/similar-prefix.ts", "--only", "containment.read", "--runs", "5", "--regression-test", join(file, "tests")]);
     expect(code).toBe(2);
     expect(stdout).toBe("");
-    expect(stderr).toMatch(new RegExp(`^audit: cannot write --regression-test ${missing}: ENOENT[^\\n]*\\n$`));
+    expect(stderr).toMatch(new RegExp(`^audit: cannot write --regression-test ${join(file, "tests")}: ENOTDIR[^\\n]*\\n$`));
   });
 });

@@ -16,7 +16,8 @@ const scratch = useScratch("workspace-gates-html-test-");
 
 /** Audits whose failures cover the drawing: no link, a hardlink, links to a twin, a call that leaves, a known limit. */
 const AUDITS = {
-  prefix: ["fixtures/vulnerable/similar-prefix.ts", "--only", "isInside.posix,containment.read,containment.write,limits.hardlink"],
+  // approval.refused: not applicable to a module without runAgent, so the page has a row to fold.
+  prefix: ["fixtures/vulnerable/similar-prefix.ts", "--only", "isInside.posix,containment.read,containment.write,limits.hardlink,approval.refused"],
   listing: ["fixtures/surface/ls-stats-through-links.ts", "--only", "containment.list"],
 } as const;
 
@@ -30,6 +31,12 @@ interface Opened {
   findings: Record<string, { text: string; crosses: string[]; neighbours: string[]; leaving: string[]; callsDrawn: CallDrawn[] }>;
   consequences: Record<string, { fails: string; others: string }>;
   coverage: string[];
+  /** The results table's properties, the folded ones apart, and whether the fold is closed. */
+  properties: { shown: string[]; folded: string[]; foldOpen: boolean | undefined };
+  /** Each group of findings: its broken check, the findings under it, the paths it says they share. */
+  groups: { gate: string; findings: string[]; shared: string[] }[];
+  /** Per finding with a replay: the text its copy button copies. */
+  copies: Record<string, string>;
 }
 
 /** A call drawn under the workspace: the text its lines spell, and whether every line fits its box. */
@@ -81,7 +88,26 @@ async function open(file: string): Promise<Opened> {
         [...document.querySelectorAll<HTMLTableRowElement>("[data-consequence]")].map((row) => [row.dataset.consequence ?? "", { fails: row.cells[3]?.innerText ?? "", others: row.cells[4]?.innerText ?? "" }]),
       );
       const coverage = [...document.querySelectorAll<HTMLTableRowElement>("#coverage tbody tr")].map((row) => row.cells[0]?.innerText ?? "");
-      return { findings, consequences, coverage };
+      const fold = document.querySelector<HTMLDetailsElement>("#results details[data-folded]");
+      const propertiesOf = (rows: NodeListOf<HTMLTableRowElement>) => [...rows].map((row) => row.cells[1]?.textContent ?? "");
+      const properties = {
+        shown: propertiesOf(document.querySelectorAll<HTMLTableRowElement>("#results > table tbody tr")),
+        folded: propertiesOf(document.querySelectorAll<HTMLTableRowElement>("#results details tbody tr")),
+        foldOpen: fold?.open,
+      };
+      const groups = [...document.querySelectorAll<HTMLElement>("[data-group]")].map((group) => ({
+        gate: group.dataset.group ?? "",
+        findings: [...group.querySelectorAll<HTMLElement>("[data-finding]")].map((article) => article.dataset.finding ?? ""),
+        shared: JSON.parse(group.querySelector<HTMLElement>("[data-shared-paths]")?.dataset.sharedPaths ?? "[]") as string[],
+      }));
+      // What each copy button's own handler would copy: its handler run against a clipboard that records.
+      const copies: Record<string, string> = {};
+      for (const button of document.querySelectorAll<HTMLButtonElement>("button.copy")) {
+        const id = button.closest<HTMLElement>("[data-finding]")?.dataset.finding ?? "";
+        Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: (text: string) => ((copies[id] = text), Promise.resolve()) } });
+        button.click();
+      }
+      return { findings, consequences, coverage, properties, groups, copies };
     });
     return { fetched, complaints, screenshot, ...drawn };
   } finally {
@@ -196,6 +222,40 @@ describeNeeding(CHROMIUM, "the audit's page in a real browser", () => {
         expect(failsRun(result, report) ? row?.fails : row?.others, result.id).toContain(result.id);
       }
       expect(opened.coverage).toEqual(report.coverage.map((row) => row.tool));
+    }
+  });
+
+  it("folds the properties not applicable to the target under one closed line, and shows every other one", () => {
+    const { report, opened } = pages.prefix as { report: JsonReport; opened: Opened };
+    const notApplicable = report.results.filter((result) => result.status === "not-applicable").map((result) => result.id);
+    expect(notApplicable).toContain("approval.refused");
+    expect(opened.properties.folded).toEqual(notApplicable);
+    expect(opened.properties.shown).toEqual(report.results.filter((result) => result.status !== "not-applicable").map((result) => result.id));
+    expect(opened.properties.foldOpen).toBe(false);
+  });
+
+  it("groups the failures of one broken check under it, naming the counterexample paths they share", () => {
+    for (const { report, opened } of Object.values(pages)) {
+      const failed = report.results.filter((result) => result.status === "failed");
+      const gates = [...new Set(failed.map((result) => result.gate))].filter((gate) => failed.filter((result) => result.gate === gate).length >= 2);
+      expect(opened.groups.map((group) => group.gate)).toEqual(gates);
+      for (const group of opened.groups) {
+        expect(group.findings).toEqual(failed.filter((result) => result.gate === group.gate).map((result) => result.id));
+        for (const path of group.shared) {
+          const using = failed.filter((result) => group.findings.includes(result.id) && (result.case?.calls ?? []).some(({ call }) => call.includes(`path: ${JSON.stringify(path)}`)));
+          expect(using.length, path).toBeGreaterThanOrEqual(2);
+        }
+      }
+    }
+    // containment.read, containment.write and limits.hardlink all break workspacePath.
+    expect(pages.prefix?.opened.groups.find((group) => group.gate === "workspacePath")?.findings.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("gives each replay a button that copies exactly that replay", () => {
+    for (const { report, opened } of Object.values(pages)) {
+      const replays = Object.fromEntries(report.results.filter((result) => result.status === "failed" && result.replay !== undefined).map((result) => [result.id, result.replay]));
+      expect(Object.keys(replays).length).toBeGreaterThan(0);
+      expect(opened.copies).toEqual(replays);
     }
   });
 });

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { appendFile, copyFile, mkdtemp, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { XMLValidator } from "fast-xml-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeterministicReport } from "../src/kit/toctou/deterministic.js";
 import { type ControlRace, raceExitCode, raceIneffective } from "../src/kit/toctou/command.js";
@@ -62,6 +63,38 @@ describe("toctou on any target", () => {
       expect(stdout).toContain(`rule of three: 0 escapes in ${report?.total.attempts} calls puts the per-call escape rate below`);
       expect(code).toBe(0);
     });
+  });
+
+  it("summarises the control race in one line, and a line saying it runs, unless --show-control asks for it line by line", { timeout: 60_000 }, async () => {
+    const controlLines = (stdout: string) => stdout.split("\n").filter((line) => line.startsWith("control"));
+    const quiet = await toctou<RaceReport & { control: ControlRace }>("--mode", "race", "--attempts", "40", "--seconds", "30", "--target", "src/tools/workspace-tools.ts");
+    expect(quiet.report?.control.attempts).toBe(40);
+    expect(controlLines(quiet.stdout)).toEqual([
+      "control: racing the chapter tools for the same budget, to show the racer can win (--show-control prints it line by line)",
+      `control (the chapter tools, same budget): ${quiet.report?.control.escapes} escapes in 40 calls, ${quiet.report?.control.swaps} swaps`,
+    ]);
+    const loud = await toctou("--mode", "race", "--attempts", "40", "--seconds", "30", "--target", "src/tools/workspace-tools.ts", "--show-control");
+    expect(controlLines(loud.stdout).filter((line) => line.startsWith("control: ")).length).toBeGreaterThan(2);
+    expect(loud.stdout).toMatch(/^control: racer started/m);
+    const deterministic = await toctou("--show-control");
+    expect(deterministic.code).toBe(2);
+    expect(deterministic.stderr).toContain("--show-control shows the control race; it applies to --mode race only");
+  });
+
+  it("--mode race --svg draws the escapes over time of the target beside its control, each step one escape the report counted", { timeout: 60_000 }, async () => {
+    const svg = join(reportDir, "race.svg");
+    const { report } = await toctou<RaceReport & { control: ControlRace }>("--mode", "race", "--attempts", "150", "--seconds", "30", "--target", "src/tools/workspace-tools.ts", "--svg", svg);
+    const picture = await readFile(svg, "utf8");
+    expect(XMLValidator.validate(picture)).toBe(true);
+    expect(picture).not.toMatch(/<script|href=/);
+    const lines = [...picture.matchAll(/<g data-tools="([^"]*)" data-escapes="(\d+)">([^]*?)<\/g>/g)].map(([, tools, escapes, body = ""]) => ({ tools, escapes: Number(escapes), steps: [...body.matchAll(/data-at-ms="([\d.]+)"/g)].map(([, at]) => Number(at)) }));
+    expect(lines.map(({ tools }) => tools)).toEqual(["src/tools/workspace-tools.ts", "chapter (control)"]);
+    expect(lines.map(({ escapes }) => escapes)).toEqual([report?.total.escapes, report?.control.escapes]);
+    for (const { escapes, steps } of lines) {
+      expect(steps).toHaveLength(escapes);
+      expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    }
+    expect(lines[0]?.steps[0]).toBeCloseTo(report?.total.firstEscape?.elapsedMs ?? Number.NaN, 0);
   });
 
   it("--target refuses a module without createWorkspaceTools, exit 2", async () => {

@@ -18,6 +18,7 @@ import { type DeterministicReport, runDeterministic } from "../src/kit/toctou/de
 import { TOCTOU_USAGE } from "../src/kit/toctou/flags.js";
 import { multitoolErrors } from "./support/ci-reports.js";
 import { RACE_OPERATIONS, type RaceReport, type Tally, raceOperationTool } from "../src/kit/toctou/race.js";
+import { isRefusal } from "../src/kit/toctou/refusal.js";
 import { startRacer } from "../src/kit/toctou/racer.js";
 import { withMkdirTrap, withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
 import { NO_SIDE_EFFECTS } from "../src/kit/toctou/side-effects.js";
@@ -296,9 +297,10 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
   });
 
   it("stops after exactly --attempts tool calls, taking the operations in turn", async () => {
-    const { report } = await runWithReport<RaceReport>(["--mode", "race", "--attempts", "7", "--seconds", "60"]);
+    const { report, stdout } = await runWithReport<RaceReport>(["--mode", "race", "--attempts", "7", "--seconds", "60"]);
     expect(report.stoppedBy).toBe("attempts");
     expect(report.total.attempts).toBe(7);
+    expect(stdout).toMatch(/^result after \d+\.\d s \(stopped at its budget of attempts\):$/m);
     expect(Object.fromEntries(Object.entries(report.perOperation).map(([operation, tally]) => [operation, tally.attempts]))).toEqual({
       "write.directory": 2,
       "overwrite.directory": 2,
@@ -309,6 +311,21 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expectConsistent(report.total);
     expect(existsSync(report.workdir)).toBe(false);
   });
+
+  it("counts a refusal in a server's own words as refused, and an operating system's error as another error", async () => {
+    const missing = await fsPromises.readFile(join(reportDir, "missing")).then(() => "", (error: Error) => error.message);
+    const refusals = ["read: path escapes workspace", "Access denied - path outside allowed directories: /tmp/x not in /tmp/ws", "refused: d/x leaves the workspace", "Error: path is outside the root"];
+    const osErrors = [missing, "[Errno 2] No such file or directory: 'd/x'", "open d/x: no such file or directory", "No such file or directory (os error 2)", "ELOOP: too many symbolic links encountered, open 'd/x'", "[Errno 40] Too many levels of symbolic links"];
+    expect(missing).toMatch(/^ENOENT/);
+    expect(refusals.filter((text) => !isRefusal(text))).toEqual([]);
+    expect(osErrors.filter((text) => isRefusal(text))).toEqual([]);
+  });
+
+  it("counts the refusals of a module worded otherwise than the reference", async () => {
+    const { report } = await runWithReport<RaceReport>(["--mode", "race", "--attempts", "200", "--seconds", "60", "--target", "fixtures/secure/own-wording.mjs"]);
+    expect(report.total.attempts).toBe(200);
+    expect(report.total.refused).toBeGreaterThan(0);
+  }, 60_000);
 
   it("on SIGINT stops after the call in flight, stops the racer, removes the temp dir and answers 130", async () => {
     const listenersBefore = process.listenerCount("SIGINT");
@@ -321,6 +338,9 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expect(await running).toBe(130);
     const report = JSON.parse(await readFile(json, "utf8")) as RaceReport;
     expect(report.stoppedBy).toBe("interrupted");
+    expect(stdout()).toMatch(/^interrupted after \d+\.\d s; racer stopped$/m);
+    expect(stdout()).toMatch(/^result after \d+\.\d s \(interrupted\):$/m);
+    expect(stdout()).not.toContain("stopped by");
     expect(stdout()).toContain(`removed ${report.workdir}`);
     expect(existsSync(report.workdir)).toBe(false);
     expect(process.listenerCount("SIGINT")).toBe(listenersBefore);
@@ -458,7 +478,6 @@ describe("flags", () => {
     [["--mode", "race", "--seconds", "abc"], '--seconds must be a positive number up to 3600, got "abc"'],
     [["--mode", "race", "--seconds", "3601"], '--seconds must be a positive number up to 3600, got "3601"'],
     [["--attempts", "5"], "--attempts and --seconds bound a race; they apply to --mode race only"],
-    [["--mode", "race", "--svg", "t.svg"], "--svg draws the timeline of one check and one swap; it applies to --mode deterministic only"],
     [["--svg"], "--svg needs a value"],
     [["--sarif-location", "x.ts"], "--sarif-location says where SARIF results point: give it with --sarif"],
   ])("refuses %j with a UsageError before creating anything", async (args, message) => {

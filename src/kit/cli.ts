@@ -1,6 +1,6 @@
 /**
  * The `workspace-gates` command: `audit` (attack an implementation), `merge` (its shards into one
- * verdict) and `toctou` (show the race).
+ * verdict), `toctou` (show the race) and `lesson` (exercises a student edits and the checks that grade them).
  *
  * Promises: exit codes are the command's own (see each command); an unknown command prints the
  * commands, and a bad flag one line naming it (with the closest known flag when one is near) and the
@@ -12,9 +12,10 @@ import { mergeCommand } from "./audit/reports/merge.js";
 import { type CliCommand, type CliIo, UsageError, closest } from "./cli-command.js";
 import { shellWord } from "./shell-word.js";
 import { toctouCommand } from "./toctou/command.js";
+import { lessonCommand } from "./lesson/command.js";
 import { VERSION } from "./version.js";
 
-const COMMANDS: readonly CliCommand[] = [auditCommand, mergeCommand, toctouCommand];
+const COMMANDS: readonly CliCommand[] = [auditCommand, mergeCommand, toctouCommand, lessonCommand];
 
 const USAGE = `usage: workspace-gates <command> [options]
 

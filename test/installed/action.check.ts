@@ -171,6 +171,48 @@ describe("the README's workflow for a tools module, run as a runner runs it", ()
     expect((await sarifOf(outputs.file as string)).runs[0]?.results.map((result) => result.ruleId)).toEqual(["isInside.win32"]);
   }, 120_000);
 
+  it("points every SARIF result at the sarif-location input: a repository's own file, for a server in any language", async () => {
+    const { outputs: build } = await runner.runActionStep("package", {}, {});
+    await writeFile(join(runner.workspace, MODULE), await forkWithEscape());
+    const inputs = { module: MODULE, sarif: "located.sarif", "sarif-location": "server/main.py", time: "10", args: ["--only", "isInside.posix", "--seed", "1"].join("\n") };
+    const { outputs, job } = await runner.runActionStep("audit", inputs, { package: build });
+    expect(outputs, job.log).toMatchObject({ verdict: "failed", "exit-code": "1" });
+    const results = (await sarifOf(join(runner.workspace, "located.sarif"))).runs[0]?.results ?? [];
+    expect(results.map((result) => result.locations?.[0]?.physicalLocation.artifactLocation.uri)).toEqual(["server/main.py"]);
+  }, 600_000);
+
+  it("runs a user's own workflow on their own repository with npm run action:local, leaving that repository as it was", async () => {
+    const repository = join(scratch, "users-repository");
+    await mkdir(join(repository, ".github", "workflows"), { recursive: true });
+    await run("git", ["init", "-q"], { cwd: repository });
+    await writeFile(join(repository, "package.json"), JSON.stringify({ name: "users-tools", private: true, type: "module" }));
+    await run("npm", ["install", "--package-lock-only", "--no-audit", "--no-fund"], { cwd: repository });
+    // A fork with an escape: it fails within seconds, whatever the machine's load.
+    await writeFile(join(repository, MODULE), await forkWithEscape());
+    const [readmeWorkflow = ""] = await readmeWorkflows();
+    const workflow = join(repository, ".github", "workflows", "audit.yml");
+    await writeFile(workflow, readmeWorkflow.replace("OWNER/workspace-gates", "someone/workspace-gates"));
+    const before = (await readdir(repository)).sort();
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")));
+    const failed = await run("npx", ["tsx", "scripts/action-local.ts", "--workflow", workflow, "--repo", repository], { env: { ...env, TMPDIR: privateTmp }, maxBuffer: 1 << 24 }).then(
+      () => ({ code: 0, stdout: "" }),
+      (error: { code: number; stdout: string }) => error,
+    );
+    const { stdout } = failed;
+    expect(failed.code, stdout).toBe(1);
+    expect(stdout).toContain('job audit: failed at "Verdict" (exit 1)\n');
+    expect(stdout).toMatch(/^outputs of someone\/workspace-gates@v[\d.]+: .*"verdict":"failed"/m);
+    expect(stdout).toContain("not run here: actions/checkout@v4");
+    expect((await readdir(repository)).sort()).toEqual(before);
+  }, 600_000);
+
+  it("builds with only what the build needs: none of the development tools (Stryker, puppeteer, a Chromium, vitest)", async () => {
+    const { outputs: build } = await runner.runActionStep("package", {}, {});
+    const installed = await readdir(join(build.work as string, "build", "node_modules"));
+    expect(installed).toEqual(expect.arrayContaining(["typescript", "tsx", "@types", "@modelcontextprotocol", "fast-check", "memfs"]));
+    for (const dev of ["@stryker-mutator", "puppeteer-core", "@sparticuz", "vitest", "@vitest", "@microsoft"]) expect(installed, dev).not.toContain(dev);
+  }, 600_000);
+
   it("gives no verdict but an error (exit 2) when neither a module nor a server, or both, are given", async () => {
     const { outputs: build } = await runner.runActionStep("package", {}, {});
     for (const inputs of [{}, { module: MODULE, "mcp-command": "node server.js" }]) {

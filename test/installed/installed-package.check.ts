@@ -5,78 +5,37 @@
  *
  * Every command runs with a private TMPDIR that must be empty afterwards: no audit leaves a sandbox.
  */
-import { execFile } from "node:child_process";
-import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { copyFile, readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TSX_MISSING } from "../../src/kit/operations/target.js";
 import { findingFingerprint } from "../../src/kit/findings/sarif.js";
 import { EXAMPLE_FINDING, arbitrariesExample } from "../support/doc-example.js";
+import { useInstalledPackage } from "../support/installed.js";
 import { INSTALLED_LESSON_COMMAND, LESSONS } from "../support/lessons.js";
 
-const run = promisify(execFile);
-
-let scratch: string;
-let consumer: string;
-let privateTmp: string;
-let version: string;
-
-/** The environment of a user's shell: none of npm's script variables, a TMPDIR of the test's own. */
-function userEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")));
-  return { ...env, TMPDIR: privateTmp };
-}
-
-async function inConsumer(file: string, args: readonly string[]) {
-  try {
-    const { stdout, stderr } = await run(file, [...args], { cwd: consumer, env: userEnv(), maxBuffer: 1 << 24 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
-    if (typeof failed.code !== "number") throw error;
-    return { code: failed.code, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
-  }
-}
-
-const gates = (...args: string[]) => inConsumer(join(consumer, "node_modules", ".bin", "workspace-gates"), args);
-
-beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), "workspace-gates-installed-"));
-  consumer = join(scratch, "consumer");
-  privateTmp = join(scratch, "tmp");
-  await mkdir(consumer);
-  await mkdir(privateTmp);
-  version = (JSON.parse(await readFile("package.json", "utf8")) as { version: string }).version;
-  const { stdout } = await run("npm", ["pack", "--pack-destination", scratch], { maxBuffer: 1 << 24 });
-  const tarball = join(scratch, stdout.trim().split("\n").at(-1) as string);
-  await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  await run("npm", ["install", "--no-audit", "--no-fund", tarball], { cwd: consumer, env: userEnv(), maxBuffer: 1 << 24 });
+const project = useInstalledPackage(async () => {
   // A fork with the similar-prefix mistake (CVE-2025-54794 and others), written as a user would:
   // plain JavaScript, the rest of the contract taken from the installed package.
   await writeFile(
-    join(consumer, "similar-prefix.mjs"),
+    join(project.consumer, "similar-prefix.mjs"),
     'export { workspacePath, createWorkspaceTools } from "workspace-gates";\nexport const isInside = (root, path) => path.startsWith(root);\n',
   );
-  await writeFile(join(consumer, "no-contract.mjs"), "export default { isInside: () => true };\nexport const workspacePath = 42;\n");
-  await writeFile(join(consumer, "typed.ts"), "export const isInside = (root: string, path: string): boolean => path === root;\n");
-  await copyFile("fixtures/secure/own-wording.mjs", join(consumer, "own-wording.mjs"));
-  await writeFile(join(consumer, "verified.mjs"), 'export { createVerifiedWorkspaceTools as createWorkspaceTools } from "workspace-gates";\n');
-}, 300_000);
-
-afterAll(async () => {
-  await rm(scratch, { recursive: true, force: true });
+  await writeFile(join(project.consumer, "no-contract.mjs"), "export default { isInside: () => true };\nexport const workspacePath = 42;\n");
+  await writeFile(join(project.consumer, "typed.ts"), "export const isInside = (root: string, path: string): boolean => path === root;\n");
+  await copyFile("fixtures/secure/own-wording.mjs", join(project.consumer, "own-wording.mjs"));
+  await writeFile(join(project.consumer, "verified.mjs"), 'export { createVerifiedWorkspaceTools as createWorkspaceTools } from "workspace-gates";\n');
 });
+const { gates, inConsumer } = project;
 
 describe("the installed workspace-gates command", () => {
   it("is installed without this repository's devDependencies, nor its optional peers tsx and memfs, which it declares, with its licence and contract", async () => {
-    const installed = await readdir(join(consumer, "node_modules"));
+    const installed = await readdir(join(project.consumer, "node_modules"));
     expect(installed).toContain("workspace-gates");
     for (const dev of ["vitest", "typescript", "@stryker-mutator", "memfs", "@fast-check", "tsx", "esbuild"]) expect(installed).not.toContain(dev);
-    const shipped = await readdir(join(consumer, "node_modules", "workspace-gates"));
+    const shipped = await readdir(join(project.consumer, "node_modules", "workspace-gates"));
     expect(shipped).toEqual(expect.arrayContaining(["LICENSE", "docs", "dist", "package.json"]));
-    const manifest = JSON.parse(await readFile(join(consumer, "node_modules", "workspace-gates", "package.json"), "utf8")) as { peerDependenciesMeta: Record<string, { optional: boolean }> };
+    const manifest = JSON.parse(await readFile(join(project.consumer, "node_modules", "workspace-gates", "package.json"), "utf8")) as { peerDependenciesMeta: Record<string, { optional: boolean }> };
     expect(manifest.peerDependenciesMeta).toEqual({ memfs: { optional: true }, tsx: { optional: true } });
   });
 
@@ -116,7 +75,7 @@ describe("the installed workspace-gates command", () => {
 
   it("sets one finding aside with a suppressions file and says so; a bad flag is one line with the closest flag", async () => {
     const fingerprint = findingFingerprint("similar-prefix.mjs", "isInside.posix", "hardening broken");
-    await writeFile(join(consumer, "suppressions.json"), JSON.stringify({ suppressions: [{ fingerprint, reason: "we never compare siblings" }] }));
+    await writeFile(join(project.consumer, "suppressions.json"), JSON.stringify({ suppressions: [{ fingerprint, reason: "we never compare siblings" }] }));
     const { code, stdout } = await gates("audit", "similar-prefix.mjs", "--only", "isInside.posix", "--runs", "200", "--seed", "1", "--suppressions", "suppressions.json");
     expect(code, stdout).toBe(0);
     expect(stdout).toContain("suppressions (suppressions.json): 1 finding set aside\n  isInside.posix (hardening broken): we never compare siblings\n");
@@ -126,7 +85,7 @@ describe("the installed workspace-gates command", () => {
   });
 
   it("prints its version", async () => {
-    expect(await gates("--version")).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+    expect(await gates("--version")).toEqual({ code: 0, stdout: `${project.version}\n`, stderr: "" });
   });
 
   it("passes the package's own implementation (exit 0)", async () => {
@@ -154,7 +113,7 @@ describe("the installed workspace-gates command", () => {
   });
 
   it("fails a fork against the shipped baseline (exit 1) and names the regression", async () => {
-    const json = join(scratch, "fork-audit.json");
+    const json = join(project.consumer, "fork-audit.json");
     const baseline = "node_modules/workspace-gates/fixtures/baseline.json";
     const { code, stdout } = await gates("audit", "similar-prefix.mjs", "--baseline", baseline, "--runs", "20", "--seed", "1", "--json", json);
     expect(code, stdout).toBe(1);
@@ -163,14 +122,14 @@ describe("the installed workspace-gates command", () => {
   });
 
   it("runs docs/arbitraries.md's example as written, finding the startsWith(root) mistake", async () => {
-    await writeFile(join(consumer, "similar-prefix.example.mjs"), await arbitrariesExample());
+    await writeFile(join(project.consumer, "similar-prefix.example.mjs"), await arbitrariesExample());
     const { code, stdout, stderr } = await inConsumer(process.execPath, ["similar-prefix.example.mjs"]);
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(EXAMPLE_FINDING);
   });
 
   it("races the chapter's tools with its worker-thread racer and finds them escaping (exit 1)", async () => {
-    const json = join(scratch, "race.json");
+    const json = join(project.consumer, "race.json");
     const { code, stdout, stderr } = await gates("toctou", "--mode", "race", "--seconds", "2", "--json", json);
     expect(code, stderr).toBe(1);
     const report = JSON.parse(await readFile(json, "utf8")) as { total: { escapes: number }; racer: { swaps: number; failure: string | null } };
@@ -187,6 +146,6 @@ describe("the installed workspace-gates command", () => {
   });
 
   it("leaves no sandbox in TMPDIR", async () => {
-    expect(await readdir(privateTmp)).toEqual([]);
+    expect(await readdir(project.privateTmp)).toEqual([]);
   });
 });

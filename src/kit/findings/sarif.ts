@@ -17,6 +17,7 @@
  * its justification for a finding set aside, none for the others.
  */
 import { createHash } from "node:crypto";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CONSEQUENCES, type Consequence, type Cwe, type Threat } from "./findings.js";
@@ -29,17 +30,62 @@ const INFORMATION_URI = "https://www.npmjs.com/package/workspace-gates";
 /** Where results point when nothing else names a file: the package of the directory the command ran in. */
 export const FALLBACK_LOCATION = "package.json";
 
+/** What the results can point at: the user's file, the module, the mapping, the MCP server's command. */
+export interface FindingsSources {
+  named?: string | undefined;
+  module?: string | undefined;
+  mapping?: string | undefined;
+  /** The MCP server's command: its first word that is a file of the working directory (`server.py`, `./target/release/server`) is the server's code. */
+  command?: readonly string[] | undefined;
+}
+
 /**
  * The file every result points at, the first there is of: the file the user names
- * (`--sarif-location`), the module under audit, the MCP mapping file, `package.json` of the working
+ * (`--sarif-location`), the module under audit, the MCP mapping file, the first word of the MCP
+ * server's command that is a regular file below the working directory, `package.json` of the working
  * directory. A result needs one: code scanning refuses a result without a location.
  */
-export function findingsFile({ named, module, mapping }: { named?: string | undefined; module?: string | undefined; mapping?: string | undefined }, cwd = process.cwd()): string {
-  const file = named ?? module ?? mapping ?? FALLBACK_LOCATION;
+export function findingsFile(sources: FindingsSources, cwd = process.cwd()): string {
+  return findingsLocation(sources, cwd).file;
+}
+
+/** `findingsFile`, and whether it is only the fallback, which nothing of the run named (the caller says so). */
+export function findingsLocation({ named, module, mapping, command }: FindingsSources, cwd = process.cwd()): { file: string; fallback: boolean } {
+  const chosen = named ?? module ?? mapping ?? serverFile(command ?? [], cwd);
+  const file = chosen ?? FALLBACK_LOCATION;
   const inside = relative(cwd, resolve(cwd, file));
-  const outside = inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside);
-  const path = outside ? resolve(cwd, file) : inside;
-  return path.split(sep).join("/");
+  const path = leaves(inside) ? resolve(cwd, file) : inside;
+  return { file: path.split(sep).join("/"), fallback: chosen === undefined };
+}
+
+const leaves = (inside: string) => inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside);
+
+/**
+ * The first word of a server's command that names a source file below `cwd`: a regular file whose
+ * first bytes hold no NUL, so a script (`server.py`) and not a compiled binary (`./target/release/server`,
+ * which code scanning could not show). A `{root}` word never does.
+ */
+function serverFile(command: readonly string[], cwd: string): string | undefined {
+  return command.find((word) => {
+    if (word.startsWith("-") || word.includes("{root}") || leaves(relative(cwd, resolve(cwd, word)))) return false;
+    try {
+      if (!statSync(resolve(cwd, word)).isFile()) return false;
+      const head = Buffer.alloc(512);
+      const descriptor = openSync(resolve(cwd, word), "r");
+      try {
+        return !head.subarray(0, readSync(descriptor, head, 0, head.length, 0)).includes(0);
+      } finally {
+        closeSync(descriptor);
+      }
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** What the command says when the results point at the fallback: nothing of the run named a file. */
+export function fallbackLocationNote(file: string, flag: string): string {
+  return `note: nothing of this run names a file of the repository (no ${flag}, module, mapping, or server file in the working directory), so every SARIF result points at ${file}; name one with ${flag} (the action's sarif-location input)`;
 }
 
 export interface SarifRule {

@@ -92,14 +92,20 @@ export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, s
   ]);
 }
 
-/** The mapping's own words for its read, write and mkdir tools, as corrections of the classification. */
+/**
+ * The mapping's own words for its read, write and mkdir tools, as corrections of the classification;
+ * a role no mapping named keeps the official server's tool name, and says so (`--list-tools`).
+ */
 function overridesOf(mapping: McpMapping): Record<string, ToolOverride> {
-  const role = (tool: string, operation: "read" | "write" | "mkdir", args: Record<string, string>): [string, ToolOverride] => [tool, { operation, arguments: args, fixed: {} }];
+  const role = ({ tool, named }: { tool: string; named: boolean }, operation: "read" | "write" | "mkdir", args: Record<string, string>): [string, ToolOverride] => [
+    tool,
+    { operation, arguments: args, fixed: {}, ...(named ? {} : { from: "official" as const }) },
+  ];
   return {
     ...Object.fromEntries([
-      role(mapping.mkdir.tool, "mkdir", { path: mapping.mkdir.path }),
-      role(mapping.read.tool, "read", { path: mapping.read.path }),
-      role(mapping.write.tool, "write", { path: mapping.write.path, content: mapping.write.content }),
+      role(mapping.mkdir, "mkdir", { path: mapping.mkdir.path }),
+      role(mapping.read, "read", { path: mapping.read.path }),
+      role(mapping.write, "write", { path: mapping.write.path, content: mapping.write.content }),
     ]),
     ...mapping.tools,
   };

@@ -48,10 +48,16 @@ export interface OptionalArgument {
 /** What a user says of one tool (an MCP mapping's `tools`): the operation it plays, its arguments by role, or that it is excluded, and why. */
 export type ToolOverride =
   | { exclude: string }
-  | { operation: OperationId; arguments: Partial<Record<Role | "edits", string>>; fixed: Record<string, unknown> };
+  | {
+      operation: OperationId;
+      arguments: Partial<Record<Role | "edits", string>>;
+      fixed: Record<string, unknown>;
+      /** `official`: no mapping named this tool; it plays its role by the official filesystem server's name for it. */
+      from?: "official";
+    };
 
 export type Classification =
-  | { kind: "operation"; operation: OperationId; plan: ArgumentPlan; by: "name" | "schema" | "mapping" }
+  | { kind: "operation"; operation: OperationId; plan: ArgumentPlan; by: "name" | "schema" | "mapping" | "official name" }
   | { kind: "no path"; why: string }
   | { kind: "unclassified"; why: string }
   | { kind: "excluded"; why: string };
@@ -238,7 +244,7 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
     const fixed = { ...Object.fromEntries(Object.entries(found.fixed).filter(([argument]) => !taken.has(argument))), ...override.fixed };
     const listed = edits ?? (named.oldText === undefined ? found.edits : undefined);
     const optional = found.optional.filter(({ name }) => !taken.has(name) && !(name in override.fixed));
-    return { kind: "operation", operation: override.operation, plan: { roles, ...(listed === undefined ? {} : { edits: listed }), fixed, optional }, by: "mapping" };
+    return { kind: "operation", operation: override.operation, plan: { roles, ...(listed === undefined ? {} : { edits: listed }), fixed, optional }, by: override.from === "official" ? "official name" : "mapping" };
   }
   const contract = operationOfModuleName(tool.name);
   if (contract !== undefined) {

@@ -8,7 +8,7 @@
  * nothing and pass.
  * Does not promise: that the exports behave; that is what the properties find out.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -139,6 +139,8 @@ export async function referenceTarget(): Promise<AuditTarget> {
 }
 
 export async function loadTarget(specifier: string): Promise<AuditTarget> {
+  // Node's own error names the file that imported it: the kit's target.js, not the user's module.
+  if (!existsSync(resolve(specifier))) throw new Error(`no such file: ${resolve(specifier)}`);
   const url = pathToFileURL(resolve(specifier)).href;
   let module: Record<string, unknown>;
   try {

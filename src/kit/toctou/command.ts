@@ -22,8 +22,9 @@ import { guardInterrupts } from "./interrupt.js";
 import { type RaceBudget, type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary, toctouFindings } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
+import { renderRaceSvg } from "./race-svg.js";
 import { toctouSarif } from "./sarif.js";
-import { findingsFile } from "../findings/sarif.js";
+import { fallbackLocationNote, findingsLocation } from "../findings/sarif.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 import type { Tool } from "../../gates/tool.js";
 import { type Surface, moduleSurface } from "../operations/surface.js";
@@ -78,11 +79,18 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
       const raced = await runRace({ ...run, surface: target.surface(box.root), budget: plan.budget });
       io.stdout(renderRaceSummary(raced));
       const isControl = plan.target.kind === "tools" && plan.target.name === CONTROL_TOOL_SET;
-      const control = isControl || raced.stoppedBy === "interrupted" ? undefined : await raceControl(plan.budget, narrate, signal);
+      if (!isControl && raced.stoppedBy !== "interrupted" && !plan.showControl)
+        narrate(`control: racing the ${CONTROL_TOOL_SET} tools for the same budget, to show the racer can win (--show-control prints it line by line)`);
+      const controlNarrate = plan.showControl ? (line: string) => narrate(`control: ${line}`) : () => {};
+      const control = isControl || raced.stoppedBy === "interrupted" ? undefined : await raceControl(plan.budget, controlNarrate, signal);
       if (control !== undefined)
         narrate(`control (the ${CONTROL_TOOL_SET} tools, same budget): ${control.escapes} escapes in ${control.attempts} calls, ${control.swaps} swaps`);
       report = control === undefined ? raced : { ...raced, control };
       code = raceExitCode(raced, control);
+      if (plan.svg !== undefined) {
+        await writeFile(plan.svg, renderRaceSvg(raced, control));
+        narrate(`escapes over time drawn to ${plan.svg}`);
+      }
       const ineffective = raceIneffective(raced, control);
       if (code === 2 && ineffective !== undefined) io.stderr(`toctou: race ineffective: ${ineffective}, so no count of escapes here means anything\n`);
     }
@@ -92,8 +100,15 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
     }
     if (plan.sarif !== undefined) {
       const { target } = plan;
-      const location = findingsFile({ named: plan.sarifLocation, module: target.kind === "module" ? target.path : undefined, mapping: target.kind === "mcp" ? target.mapping : undefined });
-      await writeFile(plan.sarif, toctouSarif(report, location));
+      const location = findingsLocation({
+        named: plan.sarifLocation,
+        module: target.kind === "module" ? target.path : undefined,
+        mapping: target.kind === "mcp" ? target.mapping : undefined,
+        command: target.kind === "mcp" ? target.command : undefined,
+      });
+      // The kit's own tool sets (--tools) are a demonstration, not the repository's code: nothing to say.
+      if (location.fallback && target.kind !== "tools") io.stderr(`toctou: ${fallbackLocationNote(location.file, "--sarif-location")}\n`);
+      await writeFile(plan.sarif, toctouSarif(report, location.file));
       narrate(`SARIF written to ${plan.sarif}`);
     }
     return code;
@@ -158,6 +173,9 @@ export interface ControlRace {
   escapes: number;
   sideEffects: number;
   swaps: number;
+  /** How long it raced, and when each escape came (ms from its start): the race picture draws it beside the target. */
+  elapsedMs?: number;
+  escapesAtMs?: number[];
 }
 
 async function raceControl(budget: RaceBudget, narrate: (line: string) => void, signal: AbortSignal): Promise<ControlRace> {
@@ -165,8 +183,8 @@ async function raceControl(budget: RaceBudget, narrate: (line: string) => void, 
   try {
     const control = TOOL_SETS.get(CONTROL_TOOL_SET);
     if (control === undefined) throw new Error(`no ${CONTROL_TOOL_SET} tool set`);
-    const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, surface: moduleSurface(control.create(box.root)), budget, narrate: (line) => narrate(`control: ${line}`), signal });
-    return { tools: CONTROL_TOOL_SET, attempts: raced.total.attempts, escapes: raced.total.escapes, sideEffects: raced.sideEffects.total, swaps: raced.racer.swaps };
+    const raced = await runRace({ box, toolsName: CONTROL_TOOL_SET, surface: moduleSurface(control.create(box.root)), budget, narrate, signal });
+    return { tools: CONTROL_TOOL_SET, attempts: raced.total.attempts, escapes: raced.total.escapes, sideEffects: raced.sideEffects.total, swaps: raced.racer.swaps, elapsedMs: raced.elapsedMs, escapesAtMs: raced.escapesAtMs };
   } finally {
     await box.dispose();
   }

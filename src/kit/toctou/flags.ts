@@ -19,7 +19,7 @@ const MAX_SECONDS = 3_600;
 const WHOLE_NUMBER = { shape: /^\d+$/, name: "whole number" };
 const DECIMAL_NUMBER = { shape: /^\d+(\.\d+)?$/, name: "number" };
 
-export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--json FILE] [--sarif FILE [--sarif-location FILE]] [--svg FILE] [-- COMMAND...]
+export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--show-control] [--json FILE] [--sarif FILE [--sarif-location FILE]] [--svg FILE] [-- COMMAND...]
 
 Shows the window between the tools' path check and their use of the path: a directory inside the
 workspace is swapped for a symlink to a canary directory outside. The chapter's read and write follow
@@ -37,11 +37,15 @@ at the end (also on Ctrl-C).
   --mapping FILE        with --mcp: which tools play read and write (see docs/contract.md)
   --attempts N          race only: stop after N tool calls (default ${DEFAULT_RACE_BUDGET.attempts})
   --seconds S           race only: stop after S seconds (default ${DEFAULT_RACE_BUDGET.seconds}, at most ${MAX_SECONDS})
+  --show-control        race only: print the control race (the chapter's tools, raced after any
+                        other target to show the racer can win) line by line, not as one summary
   --json FILE           also write the report as JSON to FILE
   --sarif FILE          also write SARIF 2.1.0 (GitHub code scanning): one result per escape
   --sarif-location FILE the file every SARIF result points at (default: the --target module, else
-                        the --mapping file, else package.json of the working directory)
-  --svg FILE            deterministic only: draw the run's check / swap / use timeline as SVG to FILE
+                        the --mapping file, else the server's file in COMMAND, else package.json
+                        of the working directory, said on stderr)
+  --svg FILE            draw the run as SVG to FILE: deterministic, its check / swap / use timeline;
+                        race, the escapes over time of the target beside its control
   -h, --help            show this help
 
 Exit status: 0 nothing escaped and nothing changed outside, 1 content escaped or something changed
@@ -56,7 +60,7 @@ export type ToctouTarget = { kind: "tools"; name: string } | { kind: "module"; p
 export type ToctouPlan =
   | { help: true }
   | ({ help: false; mode: "deterministic"; svg: string | undefined } & ToctouReports)
-  | ({ help: false; mode: "race"; budget: RaceBudget } & ToctouReports);
+  | ({ help: false; mode: "race"; budget: RaceBudget; showControl: boolean; svg: string | undefined } & ToctouReports);
 
 /** What every mode attacks and the report files it writes. */
 interface ToctouReports {
@@ -83,6 +87,7 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
       mcp: { type: "boolean" },
       mapping: { type: "string" },
       svg: { type: "string" },
+      "show-control": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -97,15 +102,15 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
       throw new UsageError("--mode deterministic is not applicable over MCP: the fs trap cannot place a move inside another process; use --mode race");
     if (values.attempts !== undefined || values.seconds !== undefined)
       throw new UsageError("--attempts and --seconds bound a race; they apply to --mode race only");
+    if (values["show-control"] === true) throw new UsageError("--show-control shows the control race; it applies to --mode race only");
     return { help: false, mode, svg: values.svg, ...reports };
   }
   if (mode !== "race") throw new UsageError(`unknown mode "${mode}"; use deterministic or race`);
-  if (values.svg !== undefined) throw new UsageError("--svg draws the timeline of one check and one swap; it applies to --mode deterministic only");
   const budget: RaceBudget = {
     attempts: values.attempts === undefined ? DEFAULT_RACE_BUDGET.attempts : positive("--attempts", values.attempts, WHOLE_NUMBER, MAX_ATTEMPTS),
     seconds: values.seconds === undefined ? DEFAULT_RACE_BUDGET.seconds : positive("--seconds", values.seconds, DECIMAL_NUMBER, MAX_SECONDS),
   };
-  return { help: false, mode, budget, ...reports };
+  return { help: false, mode, budget, showControl: values["show-control"] === true, svg: values.svg, ...reports };
 }
 
 function toctouTarget(

@@ -25,8 +25,9 @@
  * outside/dir holds; for mkdir, the directory it meant exists in outside/dir; for a move's source, the
  * file it moved into the workspace holds SECRET; for a delete, outside/dir/secret.txt is gone. The
  * canary a move or a delete took is put back at once, so the attempts after it can escape too. Every
- * other attempt is counted once as succeeded, refused (`path escapes workspace`)
- * or another error (mostly ENOENT: the call met the instant between two renames). Side effects are
+ * other attempt is counted once as succeeded, refused (an error answer in any wording that is not an
+ * operating system's error: `isRefusal`) or another error (mostly ENOENT: the call met the instant
+ * between two renames). Side effects are
  * counted apart from escapes: once the racer has stopped, every change outside the workspace
  * (side-effects.ts), so a tool that leaks no content but leaves an empty file or a directory outside
  * is seen. The figures are self-consistent: escapes ≤ attempts, the four outcomes add up to the
@@ -47,7 +48,7 @@ import type { ToolResult } from "../../gates/tool.js";
 import { type SideEffects, sideEffectsOf } from "./side-effects.js";
 import { type OperationId, type OperationInput, type OracleId, operation as catalogued } from "../operations/catalog.js";
 import type { OperationTool, Surface } from "../operations/surface.js";
-import { ESCAPE_MESSAGE } from "../../gates/messages.js";
+import { isRefusal } from "./refusal.js";
 
 export interface RaceBudget {
   attempts: number;
@@ -74,6 +75,20 @@ export interface Tally {
 }
 
 export type StopReason = "attempts" | "seconds" | "interrupted" | "racer failed";
+
+/** Why the race stopped, as a sentence says it ("stopped by interrupted" read as a typo). */
+export function stopReasonText(reason: StopReason): string {
+  switch (reason) {
+    case "attempts":
+      return "stopped at its budget of attempts";
+    case "seconds":
+      return "stopped at its time budget";
+    case "interrupted":
+      return "interrupted";
+    case "racer failed":
+      return "stopped because the racer failed";
+  }
+}
 
 /** The calls a race makes, in the order attempts take them: `<operation>.<what the racer swaps>`. */
 export const RACE_OPERATIONS = [
@@ -102,6 +117,8 @@ export interface RaceReport {
   budget: RaceBudget;
   stoppedBy: StopReason;
   elapsedMs: number;
+  /** When each escape happened, in ms from the start, in order: what `--svg` draws. */
+  escapesAtMs: number[];
   /** Tool calls per second of `elapsedMs`. */
   callsPerSecond: number;
   total: Tally & { firstEscape: { attempt: number; elapsedMs: number; operation: RaceOperation } | null };
@@ -262,6 +279,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   const tallies = Object.fromEntries(offered.map((operation) => [operation, emptyTally()])) as Partial<Record<RaceOperation, Tally>>;
   const firstEvidence: string[] = [];
   let first: RaceReport["total"]["firstEscape"] = null;
+  const escapesAtMs: number[] = [];
   let attempts = 0;
   let racerStats: RacerStats;
   let endedAt: number;
@@ -295,6 +313,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
         continue;
       }
       const elapsedMs = performance.now() - start;
+      escapesAtMs.push(elapsedMs);
       tally.escapes += 1;
       tally.firstEscape ??= { attempt: tally.attempts, elapsedMs };
       if (tally.evidence.length < EVIDENCE_KEPT && !tally.evidence.includes(escape)) tally.evidence.push(escape);
@@ -319,7 +338,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
   const rows = Object.values(tallies);
   const sum = (count: (tally: Tally) => number) => rows.reduce((total, tally) => total + count(tally), 0);
   const escapes = sum((tally) => tally.escapes);
-  narrate(`stopped by ${stoppedBy} after ${(elapsedMs / 1_000).toFixed(1)} s; racer stopped`);
+  narrate(`${stopReasonText(stoppedBy)} after ${(elapsedMs / 1_000).toFixed(1)} s; racer stopped`);
   const sideEffects = await sideEffectsOf(box);
   return {
     mode: "race",
@@ -329,6 +348,7 @@ export async function runRace(run: RaceRun): Promise<RaceReport> {
     budget,
     stoppedBy,
     elapsedMs,
+    escapesAtMs,
     callsPerSecond: elapsedMs > 0 ? attempts / (elapsedMs / 1_000) : 0,
     total: {
       attempts,
@@ -457,7 +477,7 @@ async function landedOutside(landing: string, holds: (content: string) => boolea
 /** Files an attempt that left no evidence of an escape under what the tool answered. */
 function countOutcome(tally: Tally, result: ToolResult): void {
   if (result.isError !== true) tally.succeeded += 1;
-  else if (result.content.endsWith(ESCAPE_MESSAGE)) tally.refused += 1;
+  else if (isRefusal(result.content)) tally.refused += 1;
   else tally.otherErrors += 1;
 }
 

@@ -11,7 +11,7 @@
 import { type Consequence, type Cwe, type Threat, findingLines, weaknessesOf } from "../findings/findings.js";
 import { ORACLES } from "../operations/catalog.js";
 import type { DeterministicReport } from "./deterministic.js";
-import { RACE_OPERATIONS, type RaceReport, type Tally, raceEscapeOracle } from "./race.js";
+import { RACE_OPERATIONS, type RaceReport, type Tally, raceEscapeOracle, stopReasonText } from "./race.js";
 import { type SideEffects, describeSideEffects } from "./side-effects.js";
 
 /** The rule of a run that changes nothing outside the workspace. */
@@ -115,7 +115,7 @@ export function renderRaceSummary(report: RaceReport): string {
   const row = (name: string, cells: string[], last: string) => `  ${name.padEnd(19)} ${cells.map((cell, index) => cell.padStart(columns[index]?.[1] ?? 0)).join(" ")}   ${last}`;
   const lines = [
     "",
-    `result after ${seconds(report.elapsedMs)} (stopped by ${report.stoppedBy}):`,
+    `result after ${seconds(report.elapsedMs)} (${stopReasonText(report.stoppedBy)}):`,
     row("operation", columns.map(([title]) => title), "first escape"),
     ...rows.map(([name, tally, first]) => row(name, columns.map(([, , cell]) => cell(tally)), first)),
     ...Object.entries(report.notApplicable).map(([operation, reason]) => `  ${operation.padEnd(19)} not applicable: ${reason}`),

@@ -47,7 +47,7 @@ import { progressOn } from "../runner/progress.js";
 import { type AuditReport, type TargetWords, failsRun, renderText, toJson, verdict, withSuppression, withSuppressions } from "../reports/report.js";
 import { ESCAPES } from "../../findings/findings.js";
 import { type SuppressionsFile, SuppressionsError, readSuppressions, today } from "../../findings/suppressions.js";
-import { findingsFile } from "../../findings/sarif.js";
+import { fallbackLocationNote, findingsLocation } from "../../findings/sarif.js";
 import { type PropertyResult, notRun, runProperty } from "../runner/run.js";
 import { shardBlock, timedShardStart } from "../runner/shard.js";
 import { type AuditTarget, UnusableTarget, loadTarget, offeredTools, referenceTarget } from "../../operations/target.js";
@@ -253,6 +253,8 @@ async function runAudit(
   suppressions: SuppressionsFile | undefined,
   maxTime: MaxTime | undefined,
 ): Promise<AuditReport> {
+  const location = findingsLocation({ named: options.sarifLocation, module: options.module, mapping: options.mcp?.mapping, command: options.mcp?.command });
+  if (options.sarif !== undefined && location.fallback) io.stderr(`audit: ${fallbackLocationNote(location.file, "--sarif-location")}\n`);
   const report: AuditReport = {
     target: target.label,
     seed: options.seed,
@@ -261,7 +263,7 @@ async function runAudit(
     ...(options.shard === undefined ? {} : { shard: options.shard }),
     conformance: options.conformance,
     failOn: options.failOn,
-    location: findingsFile({ named: options.sarifLocation, module: options.module, mapping: options.mcp?.mapping }),
+    location: location.file,
     results: [],
     coverage: [],
   };

@@ -3,7 +3,7 @@
  * `parseAuditArgs`, which turns argv into the options of one audit or refuses it with a `UsageError`
  * naming the flag and the rule (a flag of a run beside `--list-tools`, two budgets, two verdicts).
  */
-import { UsageError, parseCommandArgs } from "../../cli-command.js";
+import { UsageError, closest, parseCommandArgs } from "../../cli-command.js";
 import { DEFAULT_FAIL_ON, ESCAPES, STRICT_FAIL_ON, type Consequence, parseFailOn } from "../../findings/findings.js";
 import { splitAtServerCommand } from "../../mcp/target.js";
 import { PROPERTIES } from "../properties/index.js";
@@ -46,7 +46,8 @@ export const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FI
                consequence, the coverage, each failure with its counterexample drawn and its replay
   --sarif-location FILE
                the file every SARIF result points at (default: MODULE, else the --mapping
-               file, else package.json of the working directory)
+               file, else the server's file in COMMAND, else package.json of the working
+               directory, said on stderr)
   --strict     fail on departures from the chapter's conventions and wording too (by default they
                are warnings: a correct module written otherwise passes)
   --fail-on CONSEQUENCES
@@ -72,7 +73,7 @@ export const USAGE = `usage: workspace-gates audit [MODULE | --mcp [--mapping FI
                fail the run when a text differs from the reference's (conformance properties; --strict does too)
   --timeout MS a run (a tree and all its probes) that takes longer fails as a hang (default ${DEFAULT_CASE_TIMEOUT_MS})
   --regression-test DIR
-               write, for each failure, DIR/<property>.test.mjs: a node:test file that lays
+               write, for each failure, DIR/<property>.test.mjs (DIR made if missing): a node:test file that lays
                out its counterexample and makes its calls again, failing until the bug is fixed
   --list-tools start the target, print how the audit takes each tool (operation, decided by its
                name, its schema or the mapping, its argument for each role, or why none), and stop
@@ -149,7 +150,9 @@ export function parseAuditArgs(argv: readonly string[]): AuditArgs {
   if (positionals.length > 1) throw new UsageError(`expected at most one MODULE, got ${positionals.join(" ")}`);
   const only = values.only?.flatMap((ids) => ids.split(",")).filter((id) => id !== "");
   const unknown = only?.filter((id) => !PROPERTIES.some((property) => property.id === id)) ?? [];
-  if (unknown.length > 0) throw new UsageError(`unknown property: ${unknown.join(", ")}`);
+  const ids = PROPERTIES.map((property) => property.id);
+  const named = (id: string) => `${id}${closest(id, ids) === undefined ? "" : ` (did you mean ${closest(id, ids)}?)`}`;
+  if (unknown.length > 0) throw new UsageError(`unknown property: ${unknown.map(named).join(", ")}`);
   if (values.path !== undefined && (values.seed === undefined || only?.length !== 1))
     throw new UsageError("--path replays one run: give it with --seed and exactly one --only");
   if (values.runs !== undefined && values.time !== undefined) throw new UsageError("--runs and --time are two budgets: give one");

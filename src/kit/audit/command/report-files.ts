@@ -3,7 +3,7 @@
  * the checks that find a file or directory it cannot write before a long run rather than after it.
  */
 import { constants } from "node:fs";
-import { access, open, rm, stat } from "node:fs/promises";
+import { access, mkdir, open, rm, stat } from "node:fs/promises";
 import { type AuditReport, type ReplayPrefix, type TargetWords, toJson } from "../reports/report.js";
 import { toJUnit, toSarif } from "../reports/report-formats.js";
 import { toHtml } from "../reports/report-html.js";
@@ -48,8 +48,10 @@ export function reportFiles(options: AuditArgs): ReportFile[] {
   }
 }
 
-/** Why `dir` cannot take the regression tests, found before the run: it must be a directory this process may write in. */export async function notAWritableDirectory(dir: string): Promise<string | undefined> {
+/** Makes `dir` (and its parents) unless it exists; answers why it cannot hold the regression tests, or undefined. */
+export async function notAWritableDirectory(dir: string): Promise<string | undefined> {
   try {
+    await mkdir(dir, { recursive: true });
     if (!(await stat(dir)).isDirectory()) return "not a directory";
     await access(dir, constants.W_OK);
     return undefined;

@@ -2,16 +2,19 @@
  * The audit as one page a person reads (`--html FILE`), written from the JSON report as JUnit and SARIF
  * are (report-formats.ts), so that `merge` writes it for shards as `audit` does for a run.
  *
- * Promises: one self-contained file: inline CSS and SVG, system fonts, no script and nothing fetched;
- * every text escaped. It shows the verdict (each result's word as the text report gives it, the
- * failures by consequence, with severity and whether they fail the run), the results, the coverage
+ * Promises: one self-contained file: inline CSS and SVG, system fonts, nothing fetched, no script but
+ * each replay's copy button's inline handler (the page reads the same without it); every text escaped.
+ * It shows the verdict (each result's word as the text report gives it, the failures by consequence,
+ * with severity and whether they fail the run), the results (those not applicable to the target folded
+ * under one line), the coverage
  * (each tool the target offers against each property that called it, with the calls), and each
  * failure: its rule, consequence and threat, the reason, its counterexample drawn from the case's data
  * (the workspace and its entries, the neighbours its links reach, each link that crosses the boundary
  * as an arrow from its entry to the neighbour, and each call that leaves drawn whole, over as many
  * lines as it needs), how the tools were made and what else was set up, its calls with the one the
- * rule broke at marked, and the replay command; then the legend. A
- * counterexample that is no case of calls is shown as its text.
+ * rule broke at marked, and the replay command with a button that copies it; failures of one broken
+ * check (their gate) grouped under it when there are two or more, with the counterexample paths they
+ * share named; then the legend. A counterexample that is no case of calls is shown as its text.
  */
 import { CONSEQUENCES, type Consequence } from "../../findings/findings.js";
 import { type Counterexample, SPELLINGS } from "../runner/counterexample.js";
@@ -45,7 +48,7 @@ ${results(report)}
 ${coverage(report)}
 <section id="findings">
 <h2>Findings</h2>
-${failed.length === 0 ? "<p>No property failed.</p>" : failed.map((result) => finding(report, result)).join("\n")}
+${failed.length === 0 ? "<p>No property failed.</p>" : groupedFindings(report, failed)}
 </section>
 ${report.legend === undefined ? "" : `<section id="legend"><h2>Legend</h2><pre>${escapeMarkup(report.legend.join("\n"))}</pre></section>`}
 </main>
@@ -87,15 +90,51 @@ function byConsequence(report: JsonReport, failed: readonly JsonResult[]): strin
 }
 
 function results(report: JsonReport): string {
-  const rows = report.results.map((result) => {
+  const row = (result: JsonResult) => {
     const word = verdict(result, report);
     const name = result.status === "failed" ? `<a href="#${anchor(result.id)}">${escapeMarkup(result.id)}</a>` : escapeMarkup(result.id);
     const why = result.status === "skipped" ? `needs ${(result.missing ?? []).join(", ")}` : result.status === "not-applicable" ? (result.reason ?? "") : "";
     return `<tr class="${failsRun(result, report) ? "fails" : result.status}"><td>${escapeMarkup(result.gate)}</td><td>${name}</td><td>${escapeMarkup(word)}</td><td class="n">${result.runs}</td><td class="n">${result.cases}</td><td class="n">${(result.timeMs / 1000).toFixed(1)} s</td><td>${escapeMarkup(why)}</td></tr>`;
-  });
+  };
+  const head = "<thead><tr><th>gate</th><th>property</th><th>verdict</th><th>runs</th><th>cases</th><th>time</th><th></th></tr></thead>";
+  const applicable = report.results.filter((result) => result.status !== "not-applicable");
+  // What cannot apply to this target weighs a line, not a row each: it was never run.
+  const folded = report.results.filter((result) => result.status === "not-applicable");
   return `<section id="results"><h2>Properties</h2>
-<table><thead><tr><th>gate</th><th>property</th><th>verdict</th><th>runs</th><th>cases</th><th>time</th><th></th></tr></thead>
-<tbody>${rows.join("\n")}</tbody></table></section>`;
+<table>${head}
+<tbody>${applicable.map(row).join("\n")}</tbody></table>
+${folded.length === 0 ? "" : `<details class="folded" data-folded="not-applicable"><summary>${folded.length} ${folded.length === 1 ? "property" : "properties"} not applicable to this target</summary>
+<table>${head}
+<tbody>${folded.map(row).join("\n")}</tbody></table></details>`}</section>`;
+}
+
+/**
+ * The findings, those of one broken check (the gate whose rule they break) under one heading when
+ * two or more share it, with the paths their counterexamples' calls share; a check that failed once
+ * shows its finding alone. Groups keep the results' order.
+ */
+function groupedFindings(report: JsonReport, failed: readonly JsonResult[]): string {
+  const gates = [...new Set(failed.map((result) => result.gate))];
+  return gates
+    .map((gate) => {
+      const these = failed.filter((result) => result.gate === gate);
+      const articles = these.map((result) => finding(report, result)).join("\n");
+      if (these.length < 2) return articles;
+      const shared = sharedPaths(these);
+      return `<section class="group" data-group="${escapeMarkup(gate)}">
+<h3 class="group">${these.length} failures share one broken check: <code>${escapeMarkup(gate)}</code></h3>
+${shared.length === 0 ? "" : `<p class="shared" data-shared-paths="${escapeMarkup(JSON.stringify(shared))}">counterexample path${shared.length === 1 ? "" : "s"} they share: ${shared.map((path) => `<code>${escapeMarkup(path)}</code>`).join(", ")}</p>`}
+${articles}
+</section>`;
+    })
+    .join("\n");
+}
+
+/** The `path` arguments that appear in the calls of two or more of `results`' counterexamples. */
+function sharedPaths(results: readonly JsonResult[]): string[] {
+  const pathsOf = (result: JsonResult) => new Set((result.case?.calls ?? []).flatMap(({ call }) => [...call.matchAll(/\bpath: ("(?:[^"\\]|\\.)*")/g)].map(([, quoted = '""']) => JSON.parse(quoted) as string)));
+  const sets = results.map(pathsOf);
+  return [...new Set(sets.flatMap((paths) => [...paths]))].filter((path) => sets.filter((paths) => paths.has(path)).length >= 2);
 }
 
 /** Each tool against each property that called it: the calls, and the tool's coverage verdict. */
@@ -126,7 +165,7 @@ ${result.weaknesses === undefined || result.weaknesses.length === 0 ? "" : `<dt>
 <pre class="reason">${escapeMarkup(result.reason ?? "(no reason given)")}</pre>
 <h4>Counterexample${result.shrinkStopped === true ? " <small>(shrinking stopped at the deadline: a smaller case may fail too)</small>" : ""}</h4>
 ${example === undefined ? `<pre>${escapeMarkup(result.counterexample ?? "(none)")}</pre>` : drawnCase(example)}
-${result.replay === undefined ? "" : `<h4>Replay</h4><pre class="replay"><code>${escapeMarkup(result.replay)}</code></pre>`}
+${result.replay === undefined ? "" : `<h4>Replay <button type="button" class="copy" data-copies="replay" onclick="navigator.clipboard.writeText(this.closest('article').querySelector('pre.replay code').textContent)">copy</button></h4><pre class="replay"><code>${escapeMarkup(result.replay)}</code></pre>`}
 </article>`;
 }
 
@@ -256,6 +295,12 @@ ol.calls li { margin: 2px 0; }
 ol.calls li.broke { background: #fef3f2; }
 .mark { color: var(--fail); font-weight: 600; font-size: 12px; }
 .setup { color: #344054; font-style: italic; }
+details.folded { margin: 8px 0; color: var(--muted); }
+details.folded summary { cursor: pointer; }
+section.group { border-left: 3px solid var(--line); padding-left: 12px; margin: 16px 0; }
+h3.group { font-size: 15px; color: #344054; }
+p.shared { margin: 0 0 8px; }
+button.copy { font: 12px system-ui, sans-serif; text-transform: none; letter-spacing: 0; margin-left: 8px; padding: 1px 8px; border: 1px solid var(--line); border-radius: 4px; background: #fff; cursor: pointer; }
 svg.tree { display: block; max-width: 100%; height: auto; margin: 6px 0; }
 svg.tree text { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fill: #101828; }
 svg.tree text.caption { font: 12px system-ui, sans-serif; fill: var(--muted); }
