@@ -10,6 +10,7 @@
  * Does not promise: that a fix which passes is right for seeds, budgets or platforms the check did not run.
  */
 import { type SeamName, pathForkSource, toolsForkSource } from "./fork-source.js";
+import { DEFAULT_RUNS } from "../audit/command/budget.js";
 
 /** One step of grading: a command of this CLI run on the student's fork (`{fork}` stands for its path). */
 export interface CheckStep {
@@ -52,10 +53,10 @@ export const CHECK_ANSWER_PROPERTIES = [
 /** What the tools must still do when they are replaced whole: answer inputs, stay inside, survive faults and bash's moves. */
 export const TOOL_PROPERTIES = ["fields.tools", "containment.read", "containment.write", "faults.tools", "sequences.bash", "sequences.rootSwap", "truncation.read"] as const;
 
-// The audit's default time budget: every property must run the runs a verdict needs, and a check of
-// eight properties ran short of them at --time 10 on a loaded machine ("too slow to judge", exit 2).
-// One seed, so that a class gets the same grade on every machine.
-const AUDIT_BUDGET = ["--seed", "1"] as const;
+// Exactly the runs every verdict needs (the time budget's floor, which the kill matrix holds each
+// fork to dying within), at one seed: the same grade on every machine and under any load, without the
+// further blocks a time budget runs while time is left.
+const AUDIT_BUDGET = ["--seed", "1", "--runs", String(DEFAULT_RUNS)] as const;
 
 function auditStep(properties: readonly string[]): CheckStep {
   return { command: "audit", args: ["{fork}", "--only", properties.join(","), ...AUDIT_BUDGET], shows: `every property the seam can break (${properties.length})` };
