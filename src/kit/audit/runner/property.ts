@@ -14,6 +14,8 @@
  * from one skipped for a missing export.
  * Every run works in a sandbox of its own: a fresh one, or one whose reset proved it as new (also
  * across properties, when the runner keeps them), so runs can go in parallel.
+ * Does not promise: two audits at once in one process (the sandboxes are the process's: the one that
+ * ends removes those the other is making); the CLI runs one, and shards are processes of their own.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { dirname } from "node:path";
@@ -261,7 +263,11 @@ async function newSandbox(rootName: string): Promise<Sandbox> {
   pendingSandboxes.add(creation);
   try {
     const box = await creation;
-    madeSandboxes.add(box.base);
+    const dispose = box.dispose.bind(box);
+    box.dispose = async () => {
+      disposedSandboxes.add(box.base);
+      await dispose();
+    };
     return box;
   } finally {
     pendingSandboxes.delete(creation);
@@ -269,22 +275,20 @@ async function newSandbox(rootName: string): Promise<Sandbox> {
 }
 
 /**
- * The directory of every sandbox made since the last sweep. A process that outlives its sandbox (a
- * server ended after it) can bring the directory back: tsx makes its cache again, parents and all,
+ * The directory of every sandbox disposed since the last sweep. A process that outlives its sandbox
+ * (a server ended after it) can bring the directory back: tsx makes its cache again, parents and all,
  * under the TMPDIR the sandbox gave the server.
  */
-const madeSandboxes = new Set<string>();
+const disposedSandboxes = new Set<string>();
 
 /**
- * Removes again every sandbox made since the last sweep and not in use now. Call it once the
- * target's processes have ended (mcp/target.ts `dispose`); a directory it cannot remove is recorded
- * as the audit's own fault.
+ * Removes again every sandbox disposed since the last sweep. Call it once the target's processes
+ * have ended (mcp/target.ts `dispose`); a directory it cannot remove is recorded as the audit's own
+ * fault.
  */
 export function sweepSandboxes(): void {
-  const inUse = new Set([...[...idleSandboxes.values()].flat(), ...busySandboxes].map((box) => box.base));
-  for (const base of madeSandboxes) {
-    if (inUse.has(base)) continue;
-    madeSandboxes.delete(base);
+  for (const base of disposedSandboxes) {
+    disposedSandboxes.delete(base);
     try {
       removeTree(base);
     } catch (error) {
