@@ -16,6 +16,7 @@
 import { containmentId } from "../operations/catalog.js";
 import { weaknessesOf } from "../findings/findings.js";
 import type { OfferedTool } from "../operations/surface.js";
+import { carriedAs } from "../operations/classify.js";
 import type { PropertyResult } from "./runner/run.js";
 
 export const COVERAGE_ID = "coverage.tools";
@@ -27,7 +28,7 @@ export interface CoverageRow {
   tool: string;
   /** The operation it plays (operations/catalog.ts), or `no path`, `unclassified`, `excluded`. */
   plays: string;
-  /** How the kit came to it (`by name`, `by schema`, `by mapping`), or why it plays none. */
+  /** How the kit came to it (`by name`, `by schema`, `by mapping`, and where its paths go when not in arguments of their own: `paths in each item of \`files\``), or why it plays none. */
   why: string;
   verdict: CoverageVerdict;
   /** Calls of it by each property that made any, in the counted runs. */
@@ -59,7 +60,8 @@ export function coverageRows(
         return { tool: name, plays: "unclassified", why: `${classification.why}: name its operation in the mapping's tools, or exclude it`, verdict: "not attacked", attackedBy };
       case "operation": {
         const property = containmentId(classification.operation);
-        const plays = { tool: name, plays: classification.operation, why: `by ${classification.by}`, attackedBy, ...optional };
+        const carried = carriedAs(classification.plan);
+        const plays = { tool: name, plays: classification.operation, why: `by ${classification.by}${carried === undefined ? "" : `, ${carried}`}`, attackedBy, ...optional };
         if (called) return { ...plays, verdict: "attacked" };
         if (only !== undefined && !only.includes(property)) return { ...plays, verdict: "not selected", why: `${plays.why}; ${property} was not selected (--only)` };
         const result = results.find((candidate) => candidate.id === property);

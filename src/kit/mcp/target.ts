@@ -230,7 +230,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
       offered.map((tool): OfferedTool | OperationTool => {
         const { classification } = tool;
         if (classification.kind !== "operation") return tool;
-        return { ...tool, classification, call: (input) => call(root, tool.name, argumentsFor(classification.plan, input, pathFor(root))) };
+        return { ...tool, classification, call: (input) => call(root, tool.name, argumentsFor(classification.plan, input, pathFor(root), root)) };
       }),
     );
 

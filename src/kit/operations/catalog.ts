@@ -22,8 +22,11 @@ export type Role = "path" | "paths" | "source" | "destination" | "pattern" | "co
 /**
  * One operation's input, by role: what the audit asks, before a target's tool names its arguments;
  * `variant` picks which of the tool's optional arguments is sent with it (classify.ts, `optionOf`).
+ * A tool that takes its paths as items of a list or files of a patch (carriers.ts) is sent `beside`
+ * too, a harmless input of the same operation, as the other item: after the attacked one, or before
+ * it when `last` (a tool that checks only its first item, or only its last, is met either way).
  */
-export type OperationInput = Partial<Record<Exclude<Role, "paths">, string>> & { paths?: readonly string[]; variant?: number };
+export type OperationInput = Partial<Record<Exclude<Role, "paths">, string>> & { paths?: readonly string[]; variant?: number; beside?: OperationInput; last?: boolean };
 
 /** How the kit judges a call; each oracle looks at the answer, the disk, or both. */
 export type OracleId = "secretInAnswer" | "outsideRevealed" | "outsideChanged" | "secretImported" | "insideDestroyed" | "falseSuccess";

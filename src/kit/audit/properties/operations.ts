@@ -132,7 +132,7 @@ interface Call {
  * tool, paths and optional argument: variants past a tool's own fold onto earlier ones), which is
  * no case of its own (`foldCases`).
  */
-function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[]): Call[] {
+function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[], tree: Tree): Call[] {
   const text = (candidate: Candidate) => candidateText(box, candidate);
   const made = new Set<string>();
   const calls: Call[] = [];
@@ -155,15 +155,42 @@ function callsOf(operation: Operation, tools: readonly OperationTool[], box: San
     const index = calls.length;
     // Numbered as the counterexample numbers its calls, and closed, so that call 1's is no prefix of call 10's.
     const marker = `written by the audit, call ${index + 1}.`;
+    // Every file the tree lays out, and every canary, ends with a newline: an edit of one meets it.
+    const written = operation.id === "write" ? { content: marker } : operation.id === "edit" ? { oldText: "\n", newText: `\n${marker}\n` } : {};
+    const beside = takesSeveral(tool) ? besideInput(operation, asked, tree, index) : undefined;
     const input: OperationInput = {
       ...asked,
       ...(option === undefined ? {} : { variant: probe.variant }),
-      // Every file the tree lays out, and every canary, ends with a newline: an edit of one meets it.
-      ...(operation.id === "write" ? { content: marker } : operation.id === "edit" ? { oldText: "\n", newText: `\n${marker}\n` } : {}),
+      ...written,
+      // The attacked item first in one call, last in the next: a tool that checks one end only meets the other.
+      ...(beside === undefined ? {} : { beside: { ...beside, ...written }, last: index % 2 === 1 }),
     };
     calls.push({ index, tool, input, ...(operation.roles.includes("content") || operation.id === "edit" ? { marker } : {}) });
   }
   return calls;
+}
+
+/** Whether a tool takes its roles as the items of a list or the files of a patch (operations/carriers.ts). */
+const takesSeveral = (tool: OperationTool) => {
+  const { carrier } = tool.classification.plan;
+  return carrier !== undefined && carrier.kind !== "object";
+};
+
+/**
+ * The harmless input sent beside call `index`'s attacked one, as the other item of its list: a new
+ * name of its own for an operation that makes one, the workspace for one on a directory, and a file
+ * the tree lays out (each call the next) for one that needs a file that exists; none when the tree
+ * has no file.
+ */
+function besideInput(operation: Operation, asked: OperationInput, tree: Tree, index: number): OperationInput | undefined {
+  const fresh = `beside-${index + 1}${operation.id === "mkdir" ? "" : ".txt"}`;
+  if (operation.id === "mkdir" || operation.id === "write") return { path: fresh };
+  if (operation.onDirectory) return { ...asked, path: "" };
+  const files = laidOut(tree).flatMap((entry) => (entry.kind === "file" ? [entry.at.join("/")] : []));
+  const existing = files[index % Math.max(1, files.length)];
+  if (existing === undefined) return undefined;
+  if (operation.roles.includes("destination")) return { source: existing, destination: fresh };
+  return operation.roles.includes("paths") ? { paths: [existing] } : { path: existing };
 }
 
 /** How a reason names a call: the tool, its number among the case's calls (from 1), and the optional argument it sent. */
@@ -375,7 +402,7 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
       await inCaseSandbox(target, value, async (box, root) => {
         const tools = surfaceOf(target, root).of(operation.id);
         if (tools.length === 0) throw new Error(`the target offers no tool that ${operation.does} on ${root}`);
-        const calls = callsOf(operation, tools, box, value.probes);
+        const calls = callsOf(operation, tools, box, value.probes, value.tree);
         const watch = watchCalls(box, paceOf(target), specialsOf(value.tree));
         try {
           await (operation.changes ? judgeChanging(operation, box, calls, watch) : judgeReadOnly(box, calls, watch));
