@@ -7,8 +7,8 @@
  * an operation is attacked when a property called it in the runs the audit counted; when none did, it
  * fails the rule, unless the run was asked for a part of the audit (`--only`) that leaves out its
  * operation's property, or its property ran out of time on a target too slow for the budget (`out of
- * time`: that run gives no verdict at all, audit/command/command.ts). A tool the kit cannot classify fails the rule in every run, since no property
- * knows how to call it; one that takes no path, and one the user excluded by name, pass it and are
+ * time`: that run gives no verdict at all, audit/command/command.ts). A tool that takes a path no operation fits is attacked generically (`other`,
+ * operations/classify.ts) and judged like the rest; one that takes no path, and one the user excluded by name, pass it and are
  * listed with why. A target that offers no tool makes the rule not applicable. A row of a tool that
  * has optional arguments lists each, with the calls that sent it (0: never exercised).
  * Does not promise: that a tool attacked was attacked well; the properties' own verdicts say that.
@@ -26,7 +26,7 @@ export type CoverageVerdict = "attacked" | "not attacked" | "not selected" | "ou
 
 export interface CoverageRow {
   tool: string;
-  /** The operation it plays (operations/catalog.ts), or `no path`, `unclassified`, `excluded`. */
+  /** The operation it plays (operations/catalog.ts), or `no path`, `excluded`. */
   plays: string;
   /** How the kit came to it (`by name`, `by schema`, `by mapping`, and where its paths go when not in arguments of their own: `paths in each item of \`files\``), or why it plays none. */
   why: string;
@@ -56,8 +56,6 @@ export function coverageRows(
         return { tool: name, plays: "excluded", why: classification.why, verdict: "excluded", attackedBy };
       case "no path":
         return { tool: name, plays: "no path", why: classification.why, verdict: "takes no path", attackedBy };
-      case "unclassified":
-        return { tool: name, plays: "unclassified", why: `${classification.why}: name its operation in the mapping's tools, or exclude it`, verdict: "not attacked", attackedBy };
       case "operation": {
         const property = containmentId(classification.operation);
         const carried = carriedAs(classification.plan);

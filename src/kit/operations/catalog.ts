@@ -11,7 +11,7 @@
 import type { Consequence } from "../findings/findings.js";
 
 /** What a tool does, as the audit attacks it. */
-export type OperationId = "read" | "readMany" | "write" | "edit" | "mkdir" | "list" | "tree" | "search" | "grep" | "stat" | "move" | "copy" | "delete";
+export type OperationId = "read" | "readMany" | "write" | "edit" | "mkdir" | "list" | "tree" | "search" | "grep" | "stat" | "move" | "copy" | "delete" | "other";
 
 /**
  * The parts of an operation's input: a path, a list of them, the two ends of a move, a pattern,
@@ -128,6 +128,20 @@ export const OPERATIONS: readonly Operation[] = [
     moduleNames: ["copy", "cp"],
   },
   { id: "delete", does: "removes a file", roles: ["path"], changes: true, onDirectory: false, oracles: ["secretInAnswer", "outsideChanged"], moduleNames: ["delete", "rm"] },
+  /**
+   * Any other tool that takes a path: a mode, owner or times changed (chmod, chown, touch), an archive
+   * extracted, or what no name tells. Each path-like argument gets the attacked path; only the answer
+   * and the canaries judge it (their content, mode, owner and times), since what it should do is unknown.
+   */
+  {
+    id: "other",
+    does: "does something else to a path",
+    roles: ["path"],
+    changes: true,
+    onDirectory: false,
+    oracles: ["secretInAnswer", "outsideChanged", "secretImported"],
+    moduleNames: ["chmod", "chown", "touch"],
+  },
 ];
 
 export function operation(id: OperationId): Operation {

@@ -3,16 +3,18 @@
  * says of itself: its name and the JSON Schema of its input (an MCP server's `tools/list`, a module
  * tool's `spec.inputSchema`).
  *
- * Promises: `classifyTool` answers one of three: the operation with the argument of every role it
- * needs (and a value for every other required argument); "no path", when no argument is a path, a
- * list of paths, or the ends of a move; or "unclassified", naming the path arguments it found and
- * why no operation fits, so a report can name the tool instead of skipping it. A tool whose name is
+ * Promises: `classifyTool` answers the operation with the argument of every role it needs (and a
+ * value for every other required argument), or "no path", when no argument is a path, a list of
+ * paths, the ends of a move, or holds one (a list of objects, an object, a patch: carriers.ts). A
+ * tool that takes a path no operation fits plays `other`, the generic attack, every path-like argument
+ * (a role's name, a path's word in its name, a URI's format) sent the attacked path, so no tool
+ * that takes a path is left unattacked for want of a name. A tool whose name is
  * one of the contract's (`ls`, `move`, …: catalog.ts) plays that operation, its roles taken from the
  * schema where it names them and from the contract's own argument names otherwise.
  * Does not promise: to be right about a tool it has never seen. It reads names, as a user would; the
  * mapping file (docs/contract.md) corrects or extends it, and the report shows what it decided.
  */
-import { OPERATIONS, type OperationId, type OperationInput, type Role, operation, operationOfModuleName } from "./catalog.js";
+import { type OperationId, type OperationInput, type Role, operation, operationOfModuleName } from "./catalog.js";
 import { type Carrier, type PatchForm, fileUri, holdsPatch, patchFormOf, patchText, takesUri } from "./carriers.js";
 import { flat, words } from "./words.js";
 
@@ -39,6 +41,8 @@ export interface ArgumentPlan {
   carrier?: Carrier;
   /** `file-uri`: the path roles are sent as `file://` URIs (the argument's name or format says URI). */
   spelling?: "file-uri";
+  /** Other arguments sent the `path` role's value too: every path-like argument of a tool attacked generically (`other`). */
+  samePath?: readonly string[];
 }
 
 /**
@@ -70,7 +74,6 @@ export type ToolOverride =
 export type Classification =
   | { kind: "operation"; operation: OperationId; plan: ArgumentPlan; by: "name" | "schema" | "mapping" }
   | { kind: "no path"; why: string }
-  | { kind: "unclassified"; why: string }
   | { kind: "excluded"; why: string };
 
 interface PropertySchema {
@@ -140,12 +143,20 @@ function editList(properties: Record<string, PropertySchema>): { argument: strin
   return undefined;
 }
 
-/** A value the schema itself offers for a required argument no role fills, or one of its type. */
-function placeholder(schema: PropertySchema | undefined): unknown {
+/**
+ * A value the schema itself offers for a required argument no role fills, or one of its type; a mode
+ * is a private file's (`600`, which no file the audit makes has), a time a real one long past, so a
+ * chmod or a touch that reaches a canary changes it.
+ */
+function placeholder(schema: PropertySchema | undefined, name: string): unknown {
   if (schema === undefined) return "";
   if (schema.default !== undefined) return schema.default;
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const said = words(name);
+  const number = isType(schema, "integer") || isType(schema, "number");
+  if (said.includes("mode") || said.includes("permissions")) return number ? 0o600 : "600";
+  if (["time", "mtime", "atime", "date", "timestamp"].some((word) => said.includes(word))) return number ? 1_000_000_000 : "2001-09-09T01:46:40Z";
   if (isType(schema, "boolean")) return false;
   if (isType(schema, "integer") || isType(schema, "number")) return 1;
   if (isType(schema, "array")) return [];
@@ -186,7 +197,7 @@ function planFor(id: OperationId, properties: Record<string, PropertySchema>, re
     roles[role] = role;
   }
   const taken = new Set([...Object.values(roles), ...(edits === undefined ? [] : [edits.argument])]);
-  const fixed = Object.fromEntries(required.filter((name) => !taken.has(name)).map((name) => [name, placeholder(properties[name])]));
+  const fixed = Object.fromEntries(required.filter((name) => !taken.has(name)).map((name) => [name, placeholder(properties[name], name)]));
   return { roles, ...(edits === undefined ? {} : { edits: edits.argument }), fixed, optional: optionalArguments(properties, [...taken, ...required]) };
 }
 
@@ -253,7 +264,7 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
   }
   const has = (role: Role) => argumentFor(role, properties) !== undefined;
   const pathArguments = PATH_ROLES.flatMap((role) => [argumentFor(role, properties)].filter((name) => name !== undefined));
-  if (pathArguments.length === 0) return carriedPlan(tool, properties, required) ?? { kind: "no path", why: "no argument names a path, a list of paths, or the ends of a move" };
+  if (pathArguments.length === 0) return carriedPlan(tool, properties, required) ?? genericPlan(properties, required) ?? { kind: "no path", why: "no argument names a path, a list of paths, or the ends of a move" };
   const said = new Set(words(tool.name));
   let id: OperationId | undefined;
   if (has("source") && has("destination")) id = said.has("copy") || said.has("cp") ? "copy" : "move";
@@ -263,8 +274,7 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
   else if (has("path") && has("pattern")) id = searchesContent(tool) ? "grep" : "search";
   else if (has("path")) id = operationByName(tool.name);
   const plan = id === undefined ? undefined : planFor(id, properties, required, false);
-  if (id === undefined || plan === undefined)
-    return { kind: "unclassified", why: `takes ${pathArguments.map((name) => `\`${name}\``).join(", ")}, but neither its arguments nor its name says which of ${OPERATIONS.map((known) => known.id).join(", ")} it does` };
+  if (id === undefined || plan === undefined) return genericPlan(properties, required) as Classification;
   return { kind: "operation", operation: id, plan: spelled(plan, properties), by: "schema" };
 }
 
@@ -292,9 +302,34 @@ function spelled(plan: ArgumentPlan, properties: Record<string, PropertySchema>)
   return uri ? { ...plan, spelling: "file-uri" } : plan;
 }
 
+/** Words that make an argument's name a path's (`archive_path`, `output_dir`), unless a word of content is beside them. */
+const PATH_NOUNS = ["path", "dir", "directory", "folder", "file", "filename", "uri", "url", "destination", "source", "target"];
+const NOT_PATH_WORDS = ["content", "contents", "text", "data", "body", "pattern", "mode", "type", "size", "encoding", "name"];
+
+/** Whether an argument holds one path: a role's name, or a path's word in its name (its format a URI), as a string. */
+function pathLike(name: string, schema: PropertySchema | undefined): boolean {
+  if (schema?.type !== undefined && !isType(schema, "string")) return false;
+  if (PATH_ROLES.some((role) => role !== "paths" && ROLE_NAMES[role].includes(flat(name)))) return true;
+  const said = words(name);
+  return (said.some((word) => PATH_NOUNS.includes(word)) && !said.some((word) => NOT_PATH_WORDS.includes(word))) || takesUri(name, schema?.format);
+}
+
+/**
+ * The generic attack's plan for a tool that takes a path no operation of the catalogue fits (a chmod,
+ * an archive's extraction, what no name tells): `other`, every path-like argument sent the attacked
+ * path; none when no argument is path-like.
+ */
+function genericPlan(properties: Record<string, PropertySchema>, required: readonly string[]): Classification | undefined {
+  const paths = Object.keys(properties).filter((name) => pathLike(name, properties[name]));
+  const [first, ...rest] = paths;
+  if (first === undefined) return undefined;
+  const plan: ArgumentPlan = { roles: { path: first }, ...(rest.length === 0 ? {} : { samePath: rest }), fixed: fixedOf(properties, required, paths), optional: optionalArguments(properties, [...paths, ...required]) };
+  return { kind: "operation", operation: "other", plan: spelled(plan, properties), by: "schema" };
+}
+
 /** Every required argument but `taken`, with the value it is sent. */
 function fixedOf(properties: Record<string, PropertySchema>, required: readonly string[], taken: readonly string[]): Record<string, unknown> {
-  return Object.fromEntries(required.filter((name) => !taken.includes(name)).map((name) => [name, placeholder(properties[name])]));
+  return Object.fromEntries(required.filter((name) => !taken.includes(name)).map((name) => [name, placeholder(properties[name], name)]));
 }
 
 /**
@@ -382,6 +417,7 @@ function roleArguments(plan: ArgumentPlan, input: OperationInput, spell: (path: 
     const value = input[role];
     if (value !== undefined && roles[role] !== undefined) args[roles[role]] = spell(value);
   }
+  if (input.path !== undefined) for (const name of plan.samePath ?? []) args[name] = spell(input.path);
   if (input.paths !== undefined && roles.paths !== undefined) args[roles.paths] = input.paths.map(spell);
   for (const role of ["pattern", "content"] as const) if (input[role] !== undefined && roles[role] !== undefined) args[roles[role]] = input[role];
   if (input.oldText !== undefined && input.newText !== undefined && roles.oldText !== undefined && roles.newText !== undefined) {

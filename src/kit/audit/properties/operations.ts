@@ -76,7 +76,8 @@ export function intentsOf(operation: Operation): Intent[] {
   if (operation.id === "mkdir") return [{ kind: "fresh" }];
   if (operation.onDirectory) return [{ kind: "directory" }];
   if (operation.roles.includes("destination")) return [{ kind: "existing", end: "source" }, { kind: "fresh", end: "destination" }];
-  if (operation.roles.includes("content")) return [{ kind: "existing" }, { kind: "fresh" }];
+  // A tool attacked generically may make the name it is given (a touch) as well as change what is there.
+  if (operation.roles.includes("content") || operation.id === "other") return [{ kind: "existing" }, { kind: "fresh" }];
   return [{ kind: "existing" }];
 }
 
@@ -100,7 +101,7 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
   // through a link, and one that lists a directory may look through its links: their trees open with
   // those plants too.
   const writesFile = operation.roles.includes("content") || operation.roles.includes("newText");
-  const createsName = writesFile || operation.roles.includes("destination") || operation.id === "mkdir";
+  const createsName = writesFile || operation.roles.includes("destination") || operation.id === "mkdir" || operation.id === "other";
   // An edit rewrites a file that exists, which is when a tool reaches for a temporary copy: its
   // trees plant the copy's links most often; a write's most often make a name through a link.
   const rewrites = operation.roles.includes("newText");

@@ -6,7 +6,7 @@
  * argument for each role (a list of edits as `edits[].oldText`, a role inside a list's items as
  * `files[].path`), where its paths go when no argument of their own holds them (a list's items, a
  * patch's headers, file:// URIs), and what every call sends as it is; or
- * why no property attacks it (it takes no path, the kit cannot classify it, it is excluded). A target
+ * why no property attacks it (it takes no path, it is excluded). A target
  * without tools says so.
  */
 import type { OfferedTool } from "../../operations/surface.js";
@@ -33,12 +33,12 @@ function columns(classification: Classification): [string, string, string] {
       const itemFixed = carrier === undefined || carrier.kind === "patch" ? {} : Object.fromEntries(Object.entries(carrier.fixed).map(([name, value]) => [`${within}${name}`, value]));
       const sent = Object.entries({ ...fixed, ...itemFixed }).map(([name, value]) => `${name} = ${showValue(value)}`);
       const carried = carriedAs(classification.plan);
-      return [classification.operation, classification.by, [...taken, ...(carried === undefined ? [] : [carried]), ...(sent.length === 0 ? [] : [`always sends ${sent.join(", ")}`])].join("; ")];
+      const same = classification.plan.samePath ?? [];
+      const also = same.length === 0 ? [] : [`the same path in ${same.join(", ")}`];
+      return [classification.operation, classification.by, [...taken, ...also, ...(carried === undefined ? [] : [carried]), ...(sent.length === 0 ? [] : [`always sends ${sent.join(", ")}`])].join("; ")];
     }
     case "no path":
       return ["none", "-", `takes no path: ${classification.why}`];
-    case "unclassified":
-      return ["none", "-", `not classified: ${classification.why}; name its operation in the mapping's tools, or exclude it`];
     case "excluded":
       return ["none", "-", `excluded: ${classification.why}`];
   }
