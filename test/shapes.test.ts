@@ -11,6 +11,7 @@ import { runProperty } from "../src/kit/audit/runner/run.js";
 import { fileUri, patchText } from "../src/kit/operations/carriers.js";
 import { type ArgumentPlan, type ToolDescription, argumentsFor, classifyTool } from "../src/kit/operations/classify.js";
 import { parseMapping } from "../src/kit/mcp/mapping.js";
+import { RESOURCES_READ, resourceSurfaces, resourceUri, templateSurface } from "../src/kit/mcp/resources.js";
 import { loadTarget, offeredTools } from "../src/kit/operations/target.js";
 import { renderToolList } from "../src/kit/audit/reports/tool-list.js";
 import { coverageRows } from "../src/kit/audit/coverage.js";
@@ -113,6 +114,32 @@ describe("how each carried path is shown", () => {
   });
 });
 
+describe("an MCP server's resources", () => {
+  // Before issue 50 a server's resources were never listed nor read.
+  it("are surfaces that play read: resources/read and each template, excluded by name like a tool", () => {
+    const resources = { listed: [], templates: [{ uriTemplate: "file:///{+path}", name: "file" }] };
+    const surfaces = resourceSurfaces(resources, new Map([[templateSurface("file:///{+path}"), "read elsewhere"]]));
+    expect(surfaces.map(({ name, classification }) => [name, classification.kind === "operation" ? `${classification.operation} by ${classification.by}` : classification.kind])).toEqual([
+      [RESOURCES_READ, "read by resources"],
+      ["resource template file:///{+path}", "excluded"],
+    ]);
+    expect(resourceSurfaces(undefined, new Map())).toEqual([]);
+  });
+
+  it("fill the hostile path into a file:// URI or a template, raw", () => {
+    expect(resourceUri(RESOURCES_READ, "../outside/secret.txt", "/ws")).toBe("file:///ws/../outside/secret.txt");
+    expect(resourceUri(templateSurface("file:///{+path}"), "/abs/a b", "/ws")).toBe("file:///abs/a%20b");
+    expect(resourceUri(templateSurface("file://{+path}"), "x", "/ws")).toBe("file:///ws/x");
+    expect(resourceUri(templateSurface("notes://{name}/text"), "../x", "/ws")).toBe("notes://../x/text");
+  });
+
+  it("--list-tools shows them beside the tools", async () => {
+    const { answer: listed } = await overMcp(SECURE, async (target) => renderToolList("shapes", target.offered));
+    expect(listed).toMatch(/^resources\/read +read +resources +a resource read at the attacked path's URI; paths as file:\/\/ URIs$/m);
+    expect(listed).toMatch(/^resource template file:\/\/\/\{\+path\} +read +resources /m);
+  }, 60_000);
+});
+
 const caught = SHAPE_VARIANTS.flatMap((variant) => variant.caughtBy.map((id) => [variant.module, id] as const));
 const attacking = [...new Set(SHAPE_VARIANTS.flatMap((variant) => variant.caughtBy))];
 
@@ -126,7 +153,7 @@ describe("the correct twin passes, each planted bug dies at seed 1", () => {
   });
 
   it.each(caught)("%s is killed by %s in process and over MCP", { timeout: 120_000 }, async (module, id) => {
-    expect(await missedSeeds(await loadTarget(`fixtures/shapes/${module}.ts`), id, [1]), "in process").toEqual([]);
+    if (SHAPE_VARIANTS.find((variant) => variant.module === module)?.mcpOnly !== true) expect(await missedSeeds(await loadTarget(`fixtures/shapes/${module}.ts`), id, [1]), "in process").toEqual([]);
     const { answer: missed, serverFailure } = await overMcp(`fixtures/shapes/${module}.ts`, (target) => missedSeeds(target, id, [1]));
     expect(missed, "over MCP").toEqual([]);
     expect(serverFailure).toBeUndefined();

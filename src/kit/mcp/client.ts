@@ -3,9 +3,11 @@
  *
  * Promises: `connectServer` starts the command with `{root}` replaced by the root (or the root
  * appended when no word holds the placeholder), initializes and lists the tools (names, descriptions,
- * input schemas) within `START_TIMEOUT_MS`, and otherwise throws `McpServerError` with the end of the
+ * input schemas), and the resources and resource templates of a server that declares resources, within
+ * `START_TIMEOUT_MS`, and otherwise throws `McpServerError` with the end of the
  * server's stderr, leaving no process. `call` answers `{ text, isError }`: the text is everything the
- * result shows (`answerText`), `isError` from the result or a JSON-RPC error answer; a server that
+ * result shows (`answerText`), `isError` from the result or a JSON-RPC error answer; `readResource`
+ * answers a resource's contents the same way; a server that
  * exits, or does not answer within `CALL_TIMEOUT_MS`, makes `call` throw `TargetStopped`, never a
  * quiet error answer (a dead server refuses everything, which would pass every containment property);
  * the audit gives a slow server's calls more than `CALL_TIMEOUT_MS` (mcp/target.ts).
@@ -33,15 +35,25 @@ export interface McpAnswer {
   isError: boolean;
 }
 
+/** What a server offers as resources: the ones `resources/list` names, and the templates a URI is made from. */
+export interface McpResources {
+  listed: readonly { uri: string; name: string }[];
+  templates: readonly { uriTemplate: string; name: string }[];
+}
+
 export interface McpConnection {
   readonly pid: number | undefined;
   /** What `tools/list` answered: each tool's name, description and input schema. */
   readonly tools: readonly ToolDescription[];
+  /** What `resources/list` and `resources/templates/list` answered, when the server declares resources. */
+  readonly resources: McpResources | undefined;
   readonly toolNames: readonly string[];
   /** Whether the process has exited (after a call that killed it, or on its own). */
   readonly exited: boolean;
   /** Calls `tool`; one that does not answer within `timeoutMs` (default `CALL_TIMEOUT_MS`) throws `TargetStopped`. */
   call(tool: string, args: Record<string, unknown>, timeoutMs?: number): Promise<McpAnswer>;
+  /** Reads a resource (`resources/read`), answered and failing as `call` is: every content's text, or its bytes decoded. */
+  readResource(uri: string, timeoutMs?: number): Promise<McpAnswer>;
   close(): Promise<void>;
 }
 
@@ -88,35 +100,56 @@ export async function connectServer(words: readonly string[], root: string, time
     await Promise.all(family.map(killIfStillRunning));
   };
   let tools: ToolDescription[];
+  let resources: McpResources | undefined;
   try {
     await client.connect(transport, { timeout: timeoutMs });
+    const capabilities = client.getServerCapabilities();
     tools = (await client.listTools(undefined, { timeout: timeoutMs })).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    if (capabilities?.resources !== undefined) {
+      const listed = (await client.listResources(undefined, { timeout: timeoutMs })).resources.map(({ uri, name }) => ({ uri, name }));
+      // Templates are optional in the protocol: a server without them answers method not found.
+      const templates = await client.listResourceTemplates(undefined, { timeout: timeoutMs }).then(
+        (answer) => answer.resourceTemplates.map(({ uriTemplate, name }) => ({ uriTemplate, name })),
+        () => [],
+      );
+      resources = { listed, templates };
+    }
   } catch (error) {
     await close();
     throw new McpServerError(`the MCP server did not start: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
   }
+  /** One request, its answer or its error: a server that exits or hangs throws `TargetStopped`, as the promise says. */
+  const ask = async (what: string, timeoutMs: number, request: () => Promise<McpAnswer>): Promise<McpAnswer> => {
+    if (exited) throw new TargetStopped(`the MCP server had exited before a call to ${what}\n  command: ${where()}`, "exited");
+    try {
+      return await request();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) throw new TargetStopped(`${what} got no answer within ${timeoutMs} ms: ${message}\n  command: ${where()}`, "hung");
+      if (exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
+        throw new TargetStopped(`the MCP server exited during a call to ${what}: ${message}\n  command: ${where()}`, "exited");
+      return { text: error.message, isError: true };
+    }
+  };
   return {
     pid: transport.spawnedPid,
     tools,
+    resources,
     toolNames: tools.map((tool) => tool.name),
     get exited() {
       return exited;
     },
     close,
-    async call(tool, toolArgs, timeoutMs = CALL_TIMEOUT_MS) {
-      if (exited) throw new TargetStopped(`the MCP server had exited before a call to ${tool}\n  command: ${where()}`, "exited");
-      try {
+    call: (tool, toolArgs, timeoutMs = CALL_TIMEOUT_MS) =>
+      ask(tool, timeoutMs, async () => {
         const result = await client.callTool({ name: tool, arguments: toolArgs }, undefined, { timeout: timeoutMs });
         return { text: answerText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
-          throw new TargetStopped(`${tool} got no answer within ${timeoutMs} ms: ${message}\n  command: ${where()}`, "hung");
-        if (exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
-          throw new TargetStopped(`the MCP server exited during a call to ${tool}: ${message}\n  command: ${where()}`, "exited");
-        return { text: error.message, isError: true };
-      }
-    },
+      }),
+    readResource: (uri, timeoutMs = CALL_TIMEOUT_MS) =>
+      ask(`resources/read of ${uri}`, timeoutMs, async () => {
+        const { contents } = await client.readResource({ uri }, { timeout: timeoutMs });
+        return { text: answerText({ content: contents.map((resource) => ({ type: "resource", resource })) }), isError: false };
+      }),
   };
 }
 

@@ -72,7 +72,7 @@ export type ToolOverride =
     };
 
 export type Classification =
-  | { kind: "operation"; operation: OperationId; plan: ArgumentPlan; by: "name" | "schema" | "mapping" }
+  | { kind: "operation"; operation: OperationId; plan: ArgumentPlan; by: "name" | "schema" | "mapping" | "resources" }
   | { kind: "no path"; why: string }
   | { kind: "excluded"; why: string };
 

@@ -2,7 +2,8 @@
  * `audit --list-tools`: how the audit takes each tool a target offers, before any property attacks one.
  *
  * Promises: one row per tool, in the target's order: the operation its property attacks it as, and by
- * what the kit decided it (`name`, `schema`, `mapping`: operations/classify.ts), with the tool's own
+ * what the kit decided it (`name`, `schema`, `mapping`, `resources` for an MCP server's resources:
+ * operations/classify.ts, mcp/resources.ts), with the tool's own
  * argument for each role (a list of edits as `edits[].oldText`, a role inside a list's items as
  * `files[].path`), where its paths go when no argument of their own holds them (a list's items, a
  * patch's headers, file:// URIs), and what every call sends as it is; or
@@ -29,7 +30,11 @@ function columns(classification: Classification): [string, string, string] {
       const { roles, edits, fixed, carrier } = classification.plan;
       const within = carrier === undefined || carrier.kind === "patch" ? "" : `${carrier.argument}${carrier.kind === "list" ? "[]" : ""}.`;
       const argument = (role: string, name: string) => `${within}${edits !== undefined && (role === "oldText" || role === "newText") ? `${edits}[].${name}` : name}`;
-      const taken = carrier?.kind === "patch" ? [] : [Object.entries(roles).map(([role, name]) => `${role}: ${argument(role, name)}`).join(", ")];
+      // A resource has no arguments: its URI is the attacked path's (mcp/resources.ts).
+      const taken =
+        classification.by === "resources" ? ["a resource read at the attacked path's URI"]
+        : carrier?.kind === "patch" ? []
+        : [Object.entries(roles).map(([role, name]) => `${role}: ${argument(role, name)}`).join(", ")];
       const itemFixed = carrier === undefined || carrier.kind === "patch" ? {} : Object.fromEntries(Object.entries(carrier.fixed).map(([name, value]) => [`${within}${name}`, value]));
       const sent = Object.entries({ ...fixed, ...itemFixed }).map(([name, value]) => `${name} = ${showValue(value)}`);
       const carried = carriedAs(classification.plan);
