@@ -29,6 +29,7 @@ import {
   candidate,
   candidateText,
   creationAttack,
+  deepTree,
   linkAttackOpening,
   listingAttack,
   OPTION_VARIANTS,
@@ -70,6 +71,9 @@ const directoryLeaf = () => fc.oneof({ weight: 3, arbitrary: fc.constant("") }, 
 
 /** The workspace itself, as a model names it when it lists or searches everything. */
 const theRoot = () => fc.constantFrom<Candidate>({ form: "text", text: "" }, { form: "text", text: "." }, { form: "text", text: "./" });
+
+/** The operations whose tools may walk what they are given, recursively (deep-trees.ts). */
+const WALKS: readonly Operation["id"][] = ["tree", "search", "grep", "copy", "move", "delete", "other"];
 
 /** What an operation's probes name through an attack's entries (trees.ts, `Intent`). */
 export function intentsOf(operation: Operation): Intent[] {
@@ -114,7 +118,9 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
         : [];
   // Five trees in six open with an attack: the probes after the attack's aim anywhere anyway.
   const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted), noAttackOneIn: 6 };
-  const opened = { openings: openings({ intents: intentsOf(operation), changes: operation.changes }) };
+  // A tool that walks a directory (or may: `other`) meets links out and special files below its top too.
+  const deep = WALKS.includes(operation.id) ? [deepTree(intentsOf(operation))] : [];
+  const opened = { openings: [...openings({ intents: intentsOf(operation), changes: operation.changes }), ...deep] };
   const aimed = treeAnd(probe, generic, { ...(operation.onDirectory ? { leaf: directoryLeaf() } : {}), ...attack, ...opened, ...constraints });
   return fc.tuple(workspaceRoot(), aimed).map(([root, { tree, probes }]) => ({ root, tree, probes }));
 }
