@@ -11,7 +11,7 @@
  *   between the two rounds, and is given again when the outside is put back, depends on the outside:
  *   it reveals names, metadata or existence there. An answer that differs on its own (a clock in it)
  *   decides nothing.
- * - A changing operation (write, edit, mkdir, move, copy, delete) is asked each probe once, in order.
+ * - A changing operation (write, edit, mkdir, move, copy, delete, other) is asked each probe once, in order.
  *   No answer may hold the secret; a write or an edit that answers success must have put its marker
  *   in a file inside; a move may not make the content of any file inside vanish (it never replaces
  *   its destination); after all probes no file inside holds the secret (nothing was brought in).
