@@ -2,6 +2,9 @@
 // special files below the top of what it walks, which the workspace's other links out (at its top)
 // never put in its way. The opening lays them out in every tree and shrinking keeps only what a
 // failure needs; the planted forks die at seed 1 (test/surface.test.ts, every seed: the sweeps).
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEEP_DIRECTORY, OPTION_VARIANTS, deepTree } from "../src/kit/audit/arbitraries/index.js";
@@ -9,6 +12,7 @@ import { disposeSandboxes } from "../src/kit/audit/runner/property.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget } from "../src/kit/operations/target.js";
 import { laidOut } from "../src/kit/sandbox/tree.js";
+import { surfaceTools } from "../fixtures/surface/surface.js";
 import { defaultRuns, property } from "./support/surface.js";
 
 afterAll(() => disposeSandboxes());
@@ -38,5 +42,22 @@ describe("deepTree", () => {
     const result = await runProperty(property("containment.delete"), await loadTarget("fixtures/surface/delete-recursive-follows.ts"), { seed: 1, runs: defaultRuns("containment.delete") });
     expect(result.status).toBe("failed");
     expect(result.reason).toMatch(/removed \$BOX\/outside\//);
+  });
+});
+
+describe("the secure surface's recursive copy", () => {
+  // Seed 4 of containment.copy on the secure surface, once copy took recursive: `deep` copied to
+  // `deep/in/…` walked the copy it was making, and the case never ended.
+  it("refuses to copy a directory into itself", async () => {
+    const root = await mkdtemp(join(tmpdir(), "workspace-gates-deep-copy-"));
+    try {
+      await mkdir(join(root, "deep", "in"), { recursive: true });
+      const copy = surfaceTools(root).find((tool) => tool.spec.name === "copy");
+      const answer = await copy?.execute({ source: "deep", destination: "deep/in/again", recursive: true });
+      expect(answer).toMatchObject({ isError: true, content: expect.stringMatching(/not copied into itself/) });
+      expect(await readdir(join(root, "deep", "in"))).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
