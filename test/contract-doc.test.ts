@@ -46,6 +46,9 @@ describe("docs/contract.md", () => {
       mkdir: { ...FILESYSTEM_SERVER_MAPPING.mkdir, named: true },
       tools: {
         rename_entry: { operation: "move", arguments: { source: "from_path", destination: "to_path" }, fixed: { overwrite: false } },
+        save_all: { operation: "write", arguments: { items: "entries", path: "target", content: "body" }, fixed: {} },
+        patcher: { operation: "write", arguments: { patch: "input" }, fixed: {}, patchForm: "envelope" },
+        open_resource: { operation: "read", arguments: { path: "location" }, fixed: {}, spelling: "file-uri" },
         run_query: { exclude: "queries a database, not the workspace" },
       },
       errorText: "^Error:",

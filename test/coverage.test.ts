@@ -64,9 +64,21 @@ describe("classifying a tool", () => {
     [{ name: "copy_file", inputSchema: { type: "object", properties: { from: { type: "string" }, to: { type: "string" } } } }, "copy"],
     [{ name: "ls", inputSchema: { type: "object", properties: {} } }, "list"],
     [{ name: "run_query", inputSchema: { type: "object", properties: { sql: { type: "string" } }, required: ["sql"] } }, "no path"],
-    [{ name: "frobnicate", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }, "unclassified"],
+    // Issue 50: no operation fits, so the generic attack takes it (before: "unclassified", never attacked).
+    [{ name: "frobnicate", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }, "other"],
+    [{ name: "set_permissions", inputSchema: { type: "object", properties: { path: { type: "string" }, mode: { type: "string" } }, required: ["path", "mode"] } }, "other"],
+    [{ name: "extract_archive", inputSchema: { type: "object", properties: { archive_path: { type: "string" }, output_dir: { type: "string" } }, required: ["archive_path", "output_dir"] } }, "other"],
   ])("takes %j for %s", (tool, operation) => {
     expect(plays(classifyTool(tool))).toBe(operation);
+  });
+
+  it("the generic attack sends the attacked path in every path-like argument, and a mode or a time that changes what it reaches", () => {
+    const classification = classifyTool({
+      name: "extract_archive",
+      inputSchema: { type: "object", properties: { archive_path: { type: "string" }, output_dir: { type: "string" }, file_mode: { type: "integer" }, mtime: { type: "string" }, content_type: { type: "string" } }, required: ["archive_path", "output_dir", "file_mode", "mtime"] },
+    });
+    if (classification.kind !== "operation") throw new Error(classification.kind);
+    expect(argumentsFor(classification.plan, { path: "../x" }, (path) => `/ws/${path}`)).toEqual({ archive_path: "/ws/../x", output_dir: "/ws/../x", file_mode: 0o600, mtime: "2001-09-09T01:46:40Z" });
   });
 
   it("sends a required argument no role fills the value its schema offers", () => {
@@ -131,7 +143,7 @@ describe("the text of an MCP answer", () => {
 
 describe("coverage is part of the verdict", () => {
   const UNKNOWN = "fixtures/surface/with-unknown-tool.ts";
-  // Every property that attacks a tool of the surface, so that only frobnicate is left unattacked.
+  // Every property that attacks a tool of the surface but the generic attack, which takes frobnicate (and chmod).
   const ONLY = ["containment.read", "containment.readMany", "containment.write", "containment.edit", "containment.mkdir", "containment.list", "containment.tree", "containment.search", "containment.grep", "containment.stat", "containment.move", "containment.copy", "containment.delete"].join(",");
   const audit = async (name: string, ...flags: string[]) => {
     const file = (extension: string) => join(scratch.path, `${name}.${extension}`);
@@ -142,20 +154,24 @@ describe("coverage is part of the verdict", () => {
     return { ...result, json, junit, sarif };
   };
 
-  it("fails a run in which a tool that takes a path was attacked by nothing: exit 1, in the text, JSON, JUnit and SARIF", async () => {
-    const { code, stdout, json, junit, sarif } = await audit("unattacked");
-    expect(code).toBe(1);
-    for (const result of json.results.filter((result) => result.id !== "coverage.tools")) expect(result.status, result.id).toBe("passed");
-    expect(stdout).toMatch(/^  frobnicate\s+unclassified\s+NOT ATTACKED: /m);
-    expect(json.coverage.find((row) => row.tool === "frobnicate")).toMatchObject({ plays: "unclassified", verdict: "not attacked", attackedBy: {} });
-    expect(json.results.find((result) => result.id === "coverage.tools")).toMatchObject({ status: "failed", reason: expect.stringMatching(/attacked by nothing: frobnicate$/) });
-    expect(junit.cases.get("coverage.tools")?.failure?.message).toMatch(/frobnicate/);
-    expect(junitProperty(junit, "tool frobnicate")).toMatch(/^unclassified; not attacked: takes `path`/);
-    expect(sarif.runs[0]?.results.map((result) => result.ruleId)).toEqual(["coverage.tools"]);
-    // Its consequence, threat and the tools listed beside the results keep the log one code scanning takes.
-    expect(json.results.find((result) => result.id === "coverage.tools")).toMatchObject({ consequence: "not attacked", threat: "the model's input alone" });
-    expect(await multitoolErrors([join(scratch.path, "unattacked.sarif")])).toEqual([]);
-    expect(await junitSchemaErrors(await readFile(join(scratch.path, "unattacked.xml"), "utf8"))).toEqual([]);
+  // Issue 50: before, frobnicate was "unclassified" and failed every run; now the generic attack
+  // (containment.other) calls it, and every report says so.
+  it("attacks a tool no operation fits with the generic attack: the run passes, and the text, JSON, JUnit and SARIF list it as attacked", async () => {
+    const { code, stdout, json, junit, sarif } = await audit("generic", "--only", `${ONLY},containment.other`);
+    expect(code).toBe(0);
+    for (const result of json.results) expect(result.status, result.id).toBe("passed");
+    expect(stdout).toMatch(/^  frobnicate\s+other\s+attacked by containment\.other \(\d+\)$/m);
+    expect(json.coverage.find((row) => row.tool === "frobnicate")).toMatchObject({ plays: "other", verdict: "attacked", attackedBy: { "containment.other": expect.any(Number) } });
+    expect(junitProperty(junit, "tool frobnicate")).toMatch(/^other; attacked/);
+    expect(sarif.runs[0]?.results).toEqual([]);
+    expect(await multitoolErrors([join(scratch.path, "generic.sarif")])).toEqual([]);
+    expect(await junitSchemaErrors(await readFile(join(scratch.path, "generic.xml"), "utf8"))).toEqual([]);
+  });
+
+  it("a run that leaves out the generic attack (--only) lists the tool as not selected, not as attacked", async () => {
+    const { code, json } = await audit("unselected");
+    expect(code).toBe(0);
+    expect(json.coverage.find((row) => row.tool === "frobnicate")).toMatchObject({ plays: "other", verdict: "not selected", attackedBy: {} });
   });
 
   it("passes it when the user excludes the tool by name, and every report repeats the exclusion", async () => {
@@ -175,15 +191,15 @@ describe("coverage is part of the verdict", () => {
     expect(stderr).toMatch(/--exclude-tool names frobnicat, which its createWorkspaceTools does not return/);
   });
 
-  it("over MCP: an unclassified tool fails the run, and the mapping's exclusion passes it", { timeout: 120_000 }, async () => {
+  it("over MCP: a tool no operation fits is attacked generically, and the mapping's exclusion leaves it alone", { timeout: 120_000 }, async () => {
     const served = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", UNKNOWN, "{root}"];
     const mapping = JSON.parse(await readFile("fixtures/mcp/tools-server.json", "utf8")) as Record<string, unknown>;
     const excluding = join(scratch.path, "excluding.json");
     await writeFile(excluding, JSON.stringify({ ...mapping, tools: { frobnicate: { exclude: "it only counts bytes" } } }));
-    const run = (mappingFile: string) => cli(["audit", "--only", "containment.read", "--runs", "5", "--seed", "1", "--mcp", "--mapping", mappingFile, "--", ...served]);
-    const unattacked = await run("fixtures/mcp/tools-server.json");
-    expect(unattacked.code).toBe(1);
-    expect(unattacked.stdout).toMatch(/^  frobnicate\s+unclassified\s+NOT ATTACKED: /m);
+    const run = (mappingFile: string) => cli(["audit", "--only", "containment.other", "--runs", "5", "--seed", "1", "--mcp", "--mapping", mappingFile, "--", ...served]);
+    const attacked = await run("fixtures/mcp/tools-server.json");
+    expect(attacked.code, attacked.stdout).toBe(0);
+    expect(attacked.stdout).toMatch(/^  frobnicate\s+other\s+attacked by containment\.other \(\d+\)$/m);
     const excluded = await run(excluding);
     expect(excluded.code).toBe(0);
     expect(excluded.stdout).toMatch(/^  frobnicate\s+excluded\s+excluded: it only counts bytes$/m);

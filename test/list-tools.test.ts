@@ -51,10 +51,12 @@ describe("audit --list-tools", () => {
     const { code, stdout, stderr } = await cli(["audit", "--list-tools", ...SERVER, "fixtures/surface/with-unknown-tool.ts", "{root}"]);
     expect(code, stderr).toBe(0);
     const table = rows(stdout);
-    // fixtures/mcp/tools-server.json names read, write and mkdir; the rest go by their names; frobnicate by nothing.
+    // fixtures/mcp/tools-server.json names read, write and mkdir; the rest go by their names; frobnicate by its schema.
     for (const tool of ["read", "write", "mkdir"]) expect(table.get(tool)?.by, tool).toBe("mapping");
     expect(table.get("ls")).toMatchObject({ operation: "list", by: "name", detail: "path: path" });
-    expect(table.get("frobnicate")).toMatchObject({ operation: "none", detail: expect.stringMatching(/^not classified: takes `path`, .*; name its operation in the mapping's tools, or exclude it$/) });
+    // No operation fits frobnicate: the generic attack takes it (issue 50), the mapping may still say what it does.
+    expect(table.get("frobnicate")).toMatchObject({ operation: "other", by: "schema", detail: "path: path" });
+    expect(table.get("chmod")).toMatchObject({ operation: "other", by: "name", detail: 'path: path; always sends mode = "600"' });
     expect(table.has("bash"), "bash over MCP is the audit's own shell, not a tool of the server").toBe(false);
   }, 60_000);
 

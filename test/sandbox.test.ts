@@ -1,7 +1,7 @@
 // The sandbox keeps the promises its header makes, which every containment verdict rests on: each change
 // outside is listed, a byte-named twin included; reset puts the outside back and empties the workspace,
 // or answers false; the perturbation changes every canary and its restore undoes all of it.
-import { lstat, mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findFile } from "../src/kit/audit/properties/containment.js";
@@ -46,6 +46,28 @@ describe("outsideChanges", () => {
         { change: "removed", path: shown(join(box.siblings[0] as string, CANARY_FILE)), now: { kind: "missing" } },
       ].sort((one, other) => one.path.localeCompare(other.path)),
     );
+  });
+
+  // Issue 50: a chmod, chown or touch that follows a link out changes an outside file's mode, owner or
+  // times and nothing else; before, the canaries compared content, targets and types only.
+  it("lists a file whose mode, owner or modification time changed, and a directory whose mode changed, and reset puts each back in place", async () => {
+    const file = join(box.outside, CANARY_FILE);
+    const directory = join(box.outside, CANARY_DIR);
+    const { mode, mtime } = await stat(file);
+    await chmod(file, 0o777);
+    expect(await box.canaryChanges()).toEqual([`changed ${file}`]);
+    await chmod(file, mode & 0o7777);
+    await chown(file, 65534, 65534);
+    expect(await box.canaryChanges()).toEqual([`changed ${file}`]);
+    await chown(file, 0, 0);
+    expect(await box.canaryChanges()).toEqual([]);
+    await utimes(file, new Date("2001-01-01T00:00:00Z"), new Date("2001-01-01T00:00:00Z"));
+    await chmod(directory, 0o700);
+    expect((await box.canaryChanges()).sort()).toEqual([`changed ${directory}`, `changed ${file}`].sort());
+    expect(await box.reset()).toBe(true);
+    expect(await box.canaryChanges()).toEqual([]);
+    expect((await stat(file)).mtime.getTime()).toBe(mtime.getTime());
+    expect(await readFile(join(directory, CANARY_FILE), "utf8")).toContain(SECRET);
   });
 
   it("watches the twin no string spells, and shows its byte escaped", async () => {
@@ -146,7 +168,13 @@ describe("perturbOutside", () => {
       const now = await lstat(path);
       expect([Math.round(now.atimeMs), Math.round(now.mtimeMs)], String(path)).toEqual([times(index).atime.getTime(), times(index).mtime.getTime()]);
     }
-    expect(await box.outsideChanges()).toEqual([]);
+    // The times set above on the two canary files are changes of their own (a file's modification time
+    // is watched, a directory's is not): what is left after the restore is exactly these.
+    const left = await box.outsideChanges();
+    expect(left.map((change) => [change.change, change.now.kind, change.path.endsWith(`/${CANARY_FILE}`)])).toEqual([
+      ["changed", "file", true],
+      ["changed", "file", true],
+    ]);
     const secretAfter = await stat(secretFile());
     // Put back to the millisecond, what a Date holds (the header's non-promise).
     expect([Math.round(secretAfter.mtimeMs), secretAfter.size]).toEqual([Math.round(secretBefore.mtimeMs), secretBefore.size]);

@@ -118,6 +118,6 @@ describe("over MCP (fixtures/mcp/tools-server.ts serving the surface)", () => {
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
     for (const { id } of OPERATIONS) expect(report.results.find((result) => result.id === containmentId(id))?.status, id).toBe("passed");
     expect(report.coverage.filter((row) => row.verdict !== "attacked").map((row) => row.tool)).toEqual([]);
-    expect(report.coverage.map((row) => row.tool).sort()).toEqual(["copy", "delete", "edit", "find", "grep", "ls", "mkdir", "move", "read", "read_many", "stat", "tree", "write"]);
+    expect(report.coverage.map((row) => row.tool).sort()).toEqual(["chmod", "copy", "delete", "edit", "find", "grep", "ls", "mkdir", "move", "read", "read_many", "stat", "tree", "write"]);
   });
 });

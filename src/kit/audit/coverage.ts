@@ -7,8 +7,8 @@
  * an operation is attacked when a property called it in the runs the audit counted; when none did, it
  * fails the rule, unless the run was asked for a part of the audit (`--only`) that leaves out its
  * operation's property, or its property ran out of time on a target too slow for the budget (`out of
- * time`: that run gives no verdict at all, audit/command/command.ts). A tool the kit cannot classify fails the rule in every run, since no property
- * knows how to call it; one that takes no path, and one the user excluded by name, pass it and are
+ * time`: that run gives no verdict at all, audit/command/command.ts). A tool that takes a path no operation fits is attacked generically (`other`,
+ * operations/classify.ts) and judged like the rest; one that takes no path, and one the user excluded by name, pass it and are
  * listed with why. A target that offers no tool makes the rule not applicable. A row of a tool that
  * has optional arguments lists each, with the calls that sent it (0: never exercised).
  * Does not promise: that a tool attacked was attacked well; the properties' own verdicts say that.
@@ -16,6 +16,7 @@
 import { containmentId } from "../operations/catalog.js";
 import { weaknessesOf } from "../findings/findings.js";
 import type { OfferedTool } from "../operations/surface.js";
+import { carriedAs } from "../operations/classify.js";
 import type { PropertyResult } from "./runner/run.js";
 
 export const COVERAGE_ID = "coverage.tools";
@@ -25,9 +26,9 @@ export type CoverageVerdict = "attacked" | "not attacked" | "not selected" | "ou
 
 export interface CoverageRow {
   tool: string;
-  /** The operation it plays (operations/catalog.ts), or `no path`, `unclassified`, `excluded`. */
+  /** The operation it plays (operations/catalog.ts), or `no path`, `excluded`. */
   plays: string;
-  /** How the kit came to it (`by name`, `by schema`, `by mapping`), or why it plays none. */
+  /** How the kit came to it (`by name`, `by schema`, `by mapping`, and where its paths go when not in arguments of their own: `paths in each item of \`files\``), or why it plays none. */
   why: string;
   verdict: CoverageVerdict;
   /** Calls of it by each property that made any, in the counted runs. */
@@ -55,11 +56,10 @@ export function coverageRows(
         return { tool: name, plays: "excluded", why: classification.why, verdict: "excluded", attackedBy };
       case "no path":
         return { tool: name, plays: "no path", why: classification.why, verdict: "takes no path", attackedBy };
-      case "unclassified":
-        return { tool: name, plays: "unclassified", why: `${classification.why}: name its operation in the mapping's tools, or exclude it`, verdict: "not attacked", attackedBy };
       case "operation": {
         const property = containmentId(classification.operation);
-        const plays = { tool: name, plays: classification.operation, why: `by ${classification.by}`, attackedBy, ...optional };
+        const carried = carriedAs(classification.plan);
+        const plays = { tool: name, plays: classification.operation, why: `by ${classification.by}${carried === undefined ? "" : `, ${carried}`}`, attackedBy, ...optional };
         if (called) return { ...plays, verdict: "attacked" };
         if (only !== undefined && !only.includes(property)) return { ...plays, verdict: "not selected", why: `${plays.why}; ${property} was not selected (--only)` };
         const result = results.find((candidate) => candidate.id === property);

@@ -3,9 +3,11 @@
  *
  * Promises: `connectServer` starts the command with `{root}` replaced by the root (or the root
  * appended when no word holds the placeholder), initializes and lists the tools (names, descriptions,
- * input schemas) within `START_TIMEOUT_MS`, and otherwise throws `McpServerError` with the end of the
+ * input schemas), and the resources and resource templates of a server that declares resources, within
+ * `START_TIMEOUT_MS`, and otherwise throws `McpServerError` with the end of the
  * server's stderr, leaving no process. `call` answers `{ text, isError }`: the text is everything the
- * result shows (`answerText`), `isError` from the result or a JSON-RPC error answer; a server that
+ * result shows (`answerText`), `isError` from the result or a JSON-RPC error answer; `readResource`
+ * answers a resource's contents the same way; a server that
  * exits, or does not answer within `CALL_TIMEOUT_MS`, makes `call` throw `TargetStopped`, never a
  * quiet error answer (a dead server refuses everything, which would pass every containment property),
  * its message naming how the process ended (its exit status or signal) and the end of its stderr;
@@ -39,15 +41,25 @@ export interface McpAnswer {
   isError: boolean;
 }
 
+/** What a server offers as resources: the ones `resources/list` names, and the templates a URI is made from. */
+export interface McpResources {
+  listed: readonly { uri: string; name: string }[];
+  templates: readonly { uriTemplate: string; name: string }[];
+}
+
 export interface McpConnection {
   readonly pid: number | undefined;
   /** What `tools/list` answered: each tool's name, description and input schema. */
   readonly tools: readonly ToolDescription[];
+  /** What `resources/list` and `resources/templates/list` answered, when the server declares resources. */
+  readonly resources: McpResources | undefined;
   readonly toolNames: readonly string[];
   /** Whether the process has exited (after a call that killed it, or on its own). */
   readonly exited: boolean;
   /** Calls `tool`; one that does not answer within `timeoutMs` (default `CALL_TIMEOUT_MS`) throws `TargetStopped`. */
   call(tool: string, args: Record<string, unknown>, timeoutMs?: number): Promise<McpAnswer>;
+  /** Reads a resource (`resources/read`), answered and failing as `call` is: every content's text, or its bytes decoded. */
+  readResource(uri: string, timeoutMs?: number): Promise<McpAnswer>;
   close(): Promise<void>;
 }
 
@@ -116,6 +128,7 @@ export async function connectServer(
     await Promise.all(family.map(killIfStillRunning));
   };
   let tools: ToolDescription[];
+  let resources: McpResources | undefined;
   // A signal of this start's own: the SDK never removes the listener it adds to a request's signal,
   // and the caller's lives for every start of the audit.
   const starting = new AbortController();
@@ -123,36 +136,57 @@ export async function connectServer(
   signal?.addEventListener("abort", stopStarting, { once: true });
   try {
     signal?.throwIfAborted();
-    await client.connect(transport, { timeout: timeoutMs, signal: starting.signal });
-    tools = (await client.listTools(undefined, { timeout: timeoutMs, signal: starting.signal })).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    const bounded = { timeout: timeoutMs, signal: starting.signal };
+    await client.connect(transport, bounded);
+    const capabilities = client.getServerCapabilities();
+    tools = (await client.listTools(undefined, bounded)).tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    if (capabilities?.resources !== undefined) {
+      const listed = (await client.listResources(undefined, bounded)).resources.map(({ uri, name }) => ({ uri, name }));
+      // Templates are optional in the protocol: a server without them answers method not found.
+      const templates = await client.listResourceTemplates(undefined, bounded).then(
+        (answer) => answer.resourceTemplates.map(({ uriTemplate, name }) => ({ uriTemplate, name })),
+        () => [],
+      );
+      resources = { listed, templates };
+    }
   } catch (error) {
     await close();
     throw new McpServerError(`${SERVER_DID_NOT_START}: ${error instanceof Error ? error.message : String(error)}\n  command: ${where()}`);
   } finally {
     signal?.removeEventListener("abort", stopStarting);
   }
+  /** One request, its answer or its error: a server that exits or hangs throws `TargetStopped`, as the promise says. */
+  const ask = async (what: string, timeoutMs: number, request: () => Promise<McpAnswer>): Promise<McpAnswer> => {
+    if (exited) throw new TargetStopped(`the MCP server had exited${endedAs()} before a call to ${what}\n  command: ${where()}`, "exited");
+    try {
+      return await request();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) throw new TargetStopped(`${what} got no answer within ${timeoutMs} ms: ${message}\n  command: ${where()}`, "hung");
+      if (exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
+        throw new TargetStopped(`the MCP server exited${endedAs()} during a call to ${what}: ${message}\n  command: ${where()}`, "exited");
+      return { text: error.message, isError: true };
+    }
+  };
   return {
     pid: transport.spawnedPid,
     tools,
+    resources,
     toolNames: tools.map((tool) => tool.name),
     get exited() {
       return exited;
     },
     close,
-    async call(tool, toolArgs, timeoutMs = CALL_TIMEOUT_MS) {
-      if (exited) throw new TargetStopped(`the MCP server had exited${endedAs()} before a call to ${tool}\n  command: ${where()}`, "exited");
-      try {
+    call: (tool, toolArgs, timeoutMs = CALL_TIMEOUT_MS) =>
+      ask(tool, timeoutMs, async () => {
         const result = await client.callTool({ name: tool, arguments: toolArgs }, undefined, { timeout: timeoutMs });
         return { text: answerText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
-          throw new TargetStopped(`${tool} got no answer within ${timeoutMs} ms: ${message}\n  command: ${where()}`, "hung");
-        if (exited || !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
-          throw new TargetStopped(`the MCP server exited${endedAs()} during a call to ${tool}: ${message}\n  command: ${where()}`, "exited");
-        return { text: error.message, isError: true };
-      }
-    },
+      }),
+    readResource: (uri, timeoutMs = CALL_TIMEOUT_MS) =>
+      ask(`resources/read of ${uri}`, timeoutMs, async () => {
+        const { contents } = await client.readResource({ uri }, { timeout: timeoutMs });
+        return { text: answerText({ content: contents.map((resource) => ({ type: "resource", resource })) }), isError: false };
+      }),
   };
 }
 

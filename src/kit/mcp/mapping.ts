@@ -110,13 +110,26 @@ export function parseMapping(text: string, file: string): McpMapping {
         known(entry, where, ["exclude"]);
         return [tool, { exclude: name(entry, "exclude", where, "") }];
       }
-      known(entry, where, ["operation", "arguments", "fixed"]);
+      known(entry, where, ["operation", "arguments", "fixed", "patchForm", "spelling"]);
       const ids = OPERATIONS.map((known) => known.id);
       if (!ids.includes(entry.operation as OperationId)) fail(`${where}.operation must be one of ${ids.map((id) => JSON.stringify(id)).join(", ")} (or give "exclude" with the reason)`);
       const args = object(entry.arguments ?? {}, `${where}.arguments`);
-      known(args, `${where}.arguments`, ["path", "paths", "source", "destination", "pattern", "content", "oldText", "newText", "edits"]);
+      known(args, `${where}.arguments`, ["path", "paths", "source", "destination", "pattern", "content", "oldText", "newText", "edits", "items", "patch"]);
       for (const role of Object.keys(args)) name(args, role, `${where}.arguments`, "");
-      return [tool, { operation: entry.operation as OperationId, arguments: args as Partial<Record<Role | "edits", string>>, fixed: object(entry.fixed ?? {}, `${where}.fixed`) }];
+      const choice = <T extends string>(key: string, values: readonly T[]): T | undefined =>
+        entry[key] === undefined ? undefined : values.includes(entry[key] as T) ? (entry[key] as T) : fail(`${where}.${key} must be one of ${values.map((v) => JSON.stringify(v)).join(", ")}`);
+      const patchForm = choice("patchForm", ["unified", "envelope"] as const);
+      const spelling = choice("spelling", ["file-uri"] as const);
+      return [
+        tool,
+        {
+          operation: entry.operation as OperationId,
+          arguments: args as Partial<Record<Role | "edits" | "items" | "patch", string>>,
+          fixed: object(entry.fixed ?? {}, `${where}.fixed`),
+          ...(patchForm === undefined ? {} : { patchForm }),
+          ...(spelling === undefined ? {} : { spelling }),
+        },
+      ];
     }),
   );
   return {

@@ -1,6 +1,7 @@
 /**
  * An MCP server as an audit target: every tool it lists, classified (operations/classify.ts, with the
- * mapping's corrections), makes its surface; the mapping's read and write also play the `read` and
+ * mapping's corrections), and its resources (`resources/read` and each template: resources.ts), make
+ * its surface; the mapping's read and write also play the `read` and
  * `write` of the properties that need one of each, and `bash` is the audit's own shell beside the
  * server (sequences change the workspace with it, never with the server's tools).
  *
@@ -31,7 +32,8 @@ import { bashTool } from "../../tools/bash.js";
 import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
 import { type OfferedTool, type OperationTool, type Surface, awaitingTarget, recordCall, surface, transcribe } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
-import { CALL_TIMEOUT_MS, type McpConnection, McpServerError, START_TIMEOUT_MS, connectServer } from "./client.js";
+import { CALL_TIMEOUT_MS, type McpAnswer, type McpConnection, McpServerError, START_TIMEOUT_MS, connectServer } from "./client.js";
+import { isResource, resourceSurfaces, resourceUri } from "./resources.js";
 import type { McpMapping } from "./mapping.js";
 import { removeTree } from "../sandbox/remove.js";
 import { serverEnvironmentOf } from "../sandbox/sandbox.js";
@@ -203,9 +205,13 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     return { entry: fresh, connection: await fresh };
   };
 
-  const call = async (root: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> => {
-    recordCall(tool);
-    transcribe({ via: "mcp", name: tool, args: [args] });
+  const call = (root: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> =>
+    request(root, tool, args, (connection, timeoutMs) => connection.call(tool, args, timeoutMs));
+
+  /** One request of the root's server, counted and transcribed under `name` with `args`: a tool's call, or a resource's read. */
+  const request = async (root: string, name: string, args: Record<string, unknown>, ask: (connection: McpConnection, timeoutMs: number) => Promise<McpAnswer>): Promise<ToolResult> => {
+    recordCall(name);
+    transcribe({ via: "mcp", name, args: [args] });
     let served: Awaited<ReturnType<typeof serverFor>>;
     try {
       served = await serverFor(root);
@@ -216,7 +222,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     }
     const { entry, connection } = served;
     try {
-      const answer = await awaitingTarget(connection.call(tool, args, callTimeoutFor(target.latencyMs)));
+      const answer = await awaitingTarget(ask(connection, callTimeoutFor(target.latencyMs)));
       return { content: answer.text, isError: answer.isError || errorText?.test(answer.text) === true };
     } catch (error) {
       // The root's next call meets a fresh server: a hung one is ended, an exited one is gone.
@@ -246,7 +252,13 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
       offered.map((tool): OfferedTool | OperationTool => {
         const { classification } = tool;
         if (classification.kind !== "operation") return tool;
-        return { ...tool, classification, call: (input) => call(root, tool.name, argumentsFor(classification.plan, input, pathFor(root))) };
+        if (isResource(tool.name)) {
+          return { ...tool, classification, call: (input) => {
+            const uri = resourceUri(tool.name, String(pathFor(root)(input.path ?? "")), root);
+            return request(root, tool.name, { uri }, (connection, timeoutMs) => connection.readResource(uri, timeoutMs));
+          } };
+        }
+        return { ...tool, classification, call: (input) => call(root, tool.name, argumentsFor(classification.plan, input, pathFor(root), root)) };
       }),
     );
 
@@ -292,7 +304,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
       try {
         const connection = await connectServer(words, scratch, START_TIMEOUT_MS, { signal: stopping.signal });
         try {
-          offered = classifyServerTools(connection.tools, mapping, excluded);
+          offered = [...classifyServerTools(connection.tools, mapping, excluded), ...resourceSurfaces(connection.resources, excluded)];
           primary = { read: primaryTool("read", mapping.read, offered), write: primaryTool("write", mapping.write, offered) };
           if (mapping.mkdir.named) requireListed("mkdir", mapping.mkdir.tool, offered);
           for (const name of excluded.keys()) if (!offered.some((tool) => tool.name === name)) throw new McpServerError(`--exclude-tool names "${name}", which the MCP server does not list; it has: ${listed(offered)}`);

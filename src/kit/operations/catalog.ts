@@ -11,7 +11,7 @@
 import type { Consequence } from "../findings/findings.js";
 
 /** What a tool does, as the audit attacks it. */
-export type OperationId = "read" | "readMany" | "write" | "edit" | "mkdir" | "list" | "tree" | "search" | "grep" | "stat" | "move" | "copy" | "delete";
+export type OperationId = "read" | "readMany" | "write" | "edit" | "mkdir" | "list" | "tree" | "search" | "grep" | "stat" | "move" | "copy" | "delete" | "other";
 
 /**
  * The parts of an operation's input: a path, a list of them, the two ends of a move, a pattern,
@@ -22,8 +22,11 @@ export type Role = "path" | "paths" | "source" | "destination" | "pattern" | "co
 /**
  * One operation's input, by role: what the audit asks, before a target's tool names its arguments;
  * `variant` picks which of the tool's optional arguments is sent with it (classify.ts, `optionOf`).
+ * A tool that takes its paths as items of a list or files of a patch (carriers.ts) is sent `beside`
+ * too, a harmless input of the same operation, as the other item: after the attacked one, or before
+ * it when `last` (a tool that checks only its first item, or only its last, is met either way).
  */
-export type OperationInput = Partial<Record<Exclude<Role, "paths">, string>> & { paths?: readonly string[]; variant?: number };
+export type OperationInput = Partial<Record<Exclude<Role, "paths">, string>> & { paths?: readonly string[]; variant?: number; beside?: OperationInput; last?: boolean };
 
 /** How the kit judges a call; each oracle looks at the answer, the disk, or both. */
 export type OracleId = "secretInAnswer" | "outsideRevealed" | "outsideChanged" | "secretImported" | "insideDestroyed" | "falseSuccess";
@@ -125,6 +128,20 @@ export const OPERATIONS: readonly Operation[] = [
     moduleNames: ["copy", "cp"],
   },
   { id: "delete", does: "removes a file", roles: ["path"], changes: true, onDirectory: false, oracles: ["secretInAnswer", "outsideChanged"], moduleNames: ["delete", "rm"] },
+  /**
+   * Any other tool that takes a path: a mode, owner or times changed (chmod, chown, touch), an archive
+   * extracted, or what no name tells. Each path-like argument gets the attacked path; only the answer
+   * and the canaries judge it (their content, mode, owner and times), since what it should do is unknown.
+   */
+  {
+    id: "other",
+    does: "does something else to a path",
+    roles: ["path"],
+    changes: true,
+    onDirectory: false,
+    oracles: ["secretInAnswer", "outsideChanged", "secretImported"],
+    moduleNames: ["chmod", "chown", "touch"],
+  },
 ];
 
 export function operation(id: OperationId): Operation {

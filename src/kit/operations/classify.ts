@@ -3,16 +3,22 @@
  * says of itself: its name and the JSON Schema of its input (an MCP server's `tools/list`, a module
  * tool's `spec.inputSchema`).
  *
- * Promises: `classifyTool` answers one of three: the operation with the argument of every role it
- * needs (and a value for every other required argument); "no path", when no argument is a path, a
- * list of paths, or the ends of a move; or "unclassified", naming the path arguments it found and
- * why no operation fits, so a report can name the tool instead of skipping it. A tool whose name is
+ * Promises: `classifyTool` answers the operation with the argument of every role it needs (and a
+ * value for every other required argument), or "no path", when no argument is a path, a list of
+ * paths, the ends of a move, or holds one (a list of objects, an object, a patch: carriers.ts). A
+ * tool that takes a path no operation fits plays `other`, the generic attack, every path-like argument
+ * (a role's name, a path's word in its name, a URI's format) sent the attacked path, so no tool
+ * that takes a path is left unattacked for want of a name. A tool whose name is
  * one of the contract's (`ls`, `move`, …: catalog.ts) plays that operation, its roles taken from the
  * schema where it names them and from the contract's own argument names otherwise.
  * Does not promise: to be right about a tool it has never seen. It reads names, as a user would; the
  * mapping file (docs/contract.md) corrects or extends it, and the report shows what it decided.
  */
-import { OPERATIONS, type OperationId, type OperationInput, type Role, operation, operationOfModuleName } from "./catalog.js";
+import { type OperationId, type OperationInput, type Role, operation, operationOfModuleName } from "./catalog.js";
+import { type Carrier, type PatchForm, fileUri, holdsPatch, patchFormOf, patchText, takesUri } from "./carriers.js";
+import { flat, words } from "./words.js";
+
+export { words } from "./words.js";
 
 /** The part of a tool a classification reads. */
 export interface ToolDescription {
@@ -31,6 +37,12 @@ export interface ArgumentPlan {
   fixed: Record<string, unknown>;
   /** Every optional argument no role takes, with the values it is sent, one at a time (`optionOf`). */
   optional: readonly OptionalArgument[];
+  /** The argument the roles live in when they are not the call's own (carriers.ts): a list of objects, one object, or a patch's text. */
+  carrier?: Carrier;
+  /** `file-uri`: the path roles are sent as `file://` URIs (the argument's name or format says URI). */
+  spelling?: "file-uri";
+  /** Other arguments sent the `path` role's value too: every path-like argument of a tool attacked generically (`other`). */
+  samePath?: readonly string[];
 }
 
 /**
@@ -50,20 +62,25 @@ export type ToolOverride =
   | { exclude: string }
   | {
       operation: OperationId;
-      arguments: Partial<Record<Role | "edits", string>>;
+      /** By role; `items` names the list (or object) whose items hold the roles, `patch` the text whose headers name the paths. */
+      arguments: Partial<Record<Role | "edits" | "items" | "patch", string>>;
       fixed: Record<string, unknown>;
+      /** The form of the `patch` argument's text (default: the one the tool's description shows). */
+      patchForm?: PatchForm;
+      /** `file-uri`: the path roles are sent as `file://` URIs. */
+      spelling?: "file-uri";
       /** `official`: no mapping named this tool; it plays its role by the official filesystem server's name for it. */
       from?: "official";
     };
 
 export type Classification =
-  | { kind: "operation"; operation: OperationId; plan: ArgumentPlan; by: "name" | "schema" | "mapping" | "official name" }
+  | { kind: "operation"; operation: OperationId; plan: ArgumentPlan; by: "name" | "schema" | "mapping" | "official name" | "resources" }
   | { kind: "no path"; why: string }
-  | { kind: "unclassified"; why: string }
   | { kind: "excluded"; why: string };
 
 interface PropertySchema {
   type?: unknown;
+  format?: unknown;
   items?: unknown;
   properties?: unknown;
   required?: unknown;
@@ -75,22 +92,10 @@ interface PropertySchema {
   maximum?: unknown;
 }
 
-/** Words of an identifier: `list_directory_with_sizes`, `readFile`, `read-file` → lowercase words. */
-export function words(identifier: string): string[] {
-  return identifier
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((word) => word !== "");
-}
-
-/** An identifier as one lowercase word: `file_path`, `filePath` → `filepath`. */
-const flat = (identifier: string) => words(identifier).join("");
-
 // Argument names by role, flattened. A name alone decides: descriptions are prose and say "path" of
 // things that are not one.
 const ROLE_NAMES: Readonly<Record<Role, readonly string[]>> = {
-  path: ["path", "filepath", "filename", "file", "dir", "dirpath", "directory", "directorypath", "folder", "folderpath", "absolutepath", "relativepath", "targetpath", "notebookpath"],
+  path: ["path", "filepath", "filename", "file", "dir", "dirpath", "directory", "directorypath", "folder", "folderpath", "absolutepath", "relativepath", "targetpath", "notebookpath", "uri", "fileuri", "url", "fileurl"],
   paths: ["paths", "files", "filepaths", "filenames"],
   source: ["source", "src", "from", "sourcepath", "oldpath", "frompath"],
   destination: ["destination", "dest", "dst", "to", "destinationpath", "newpath", "topath", "target"],
@@ -115,10 +120,17 @@ function propertiesOf(schema: unknown): { properties: Record<string, PropertySch
 
 const isType = (schema: PropertySchema | undefined, type: string) => schema?.type === type || (Array.isArray(schema?.type) && schema.type.includes(type));
 
-/** The argument whose name plays `role` and whose type fits it, if there is one. */
+/** Whether a schema is an object's, with properties of its own to read. */
+const isObjectSchema = (schema: unknown) => asObject(asObject(schema)?.properties) !== undefined;
+
+/**
+ * The argument whose name plays `role` and whose type fits it, if there is one: a list of paths is a
+ * list of strings, never of objects (those carry roles of their own: `carriedPlan`).
+ */
 function argumentFor(role: Role, properties: Record<string, PropertySchema>): string | undefined {
   const wanted = role === "paths" ? "array" : "string";
-  return Object.keys(properties).find((name) => ROLE_NAMES[role].includes(flat(name)) && (properties[name]?.type === undefined || isType(properties[name], wanted)));
+  const fits = (schema: PropertySchema | undefined) => (schema?.type === undefined || isType(schema, wanted)) && !(role === "paths" && isObjectSchema(schema?.items));
+  return Object.keys(properties).find((name) => ROLE_NAMES[role].includes(flat(name)) && fits(properties[name]));
 }
 
 /** The list argument whose items hold an old and a new text (`edits: [{ oldText, newText }]`). */
@@ -133,12 +145,20 @@ function editList(properties: Record<string, PropertySchema>): { argument: strin
   return undefined;
 }
 
-/** A value the schema itself offers for a required argument no role fills, or one of its type. */
-function placeholder(schema: PropertySchema | undefined): unknown {
+/**
+ * A value the schema itself offers for a required argument no role fills, or one of its type; a mode
+ * is a private file's (`600`, which no file the audit makes has), a time a real one long past, so a
+ * chmod or a touch that reaches a canary changes it.
+ */
+function placeholder(schema: PropertySchema | undefined, name: string): unknown {
   if (schema === undefined) return "";
   if (schema.default !== undefined) return schema.default;
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const said = words(name);
+  const number = isType(schema, "integer") || isType(schema, "number");
+  if (said.includes("mode") || said.includes("permissions")) return number ? 0o600 : "600";
+  if (["time", "mtime", "atime", "date", "timestamp"].some((word) => said.includes(word))) return number ? 1_000_000_000 : "2001-09-09T01:46:40Z";
   if (isType(schema, "boolean")) return false;
   if (isType(schema, "integer") || isType(schema, "number")) return 1;
   if (isType(schema, "array")) return [];
@@ -179,7 +199,7 @@ function planFor(id: OperationId, properties: Record<string, PropertySchema>, re
     roles[role] = role;
   }
   const taken = new Set([...Object.values(roles), ...(edits === undefined ? [] : [edits.argument])]);
-  const fixed = Object.fromEntries(required.filter((name) => !taken.has(name)).map((name) => [name, placeholder(properties[name])]));
+  const fixed = Object.fromEntries(required.filter((name) => !taken.has(name)).map((name) => [name, placeholder(properties[name], name)]));
   return { roles, ...(edits === undefined ? {} : { edits: edits.argument }), fixed, optional: optionalArguments(properties, [...taken, ...required]) };
 }
 
@@ -237,23 +257,16 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
   const { properties, required } = propertiesOf(tool.inputSchema);
   if (override !== undefined) {
     if ("exclude" in override) return { kind: "excluded", why: override.exclude };
-    const { edits, ...named } = override.arguments;
-    const found = planFor(override.operation, properties, required, true) as ArgumentPlan;
-    const roles = { ...found.roles, ...named };
-    const taken = new Set([...Object.values(roles), ...(edits === undefined ? (found.edits === undefined ? [] : [found.edits]) : [edits])]);
-    const fixed = { ...Object.fromEntries(Object.entries(found.fixed).filter(([argument]) => !taken.has(argument))), ...override.fixed };
-    const listed = edits ?? (named.oldText === undefined ? found.edits : undefined);
-    const optional = found.optional.filter(({ name }) => !taken.has(name) && !(name in override.fixed));
-    return { kind: "operation", operation: override.operation, plan: { roles, ...(listed === undefined ? {} : { edits: listed }), fixed, optional }, by: override.from === "official" ? "official name" : "mapping" };
+    return { kind: "operation", operation: override.operation, plan: overriddenPlan(tool, override, properties, required), by: override.from === "official" ? "official name" : "mapping" };
   }
   const contract = operationOfModuleName(tool.name);
   if (contract !== undefined) {
     const plan = planFor(contract, properties, required, true) as ArgumentPlan;
-    return { kind: "operation", operation: contract, plan, by: "name" };
+    return { kind: "operation", operation: contract, plan: spelled(plan, properties), by: "name" };
   }
   const has = (role: Role) => argumentFor(role, properties) !== undefined;
   const pathArguments = PATH_ROLES.flatMap((role) => [argumentFor(role, properties)].filter((name) => name !== undefined));
-  if (pathArguments.length === 0) return { kind: "no path", why: "no argument names a path, a list of paths, or the ends of a move" };
+  if (pathArguments.length === 0) return carriedPlan(tool, properties, required) ?? genericPlan(properties, required) ?? { kind: "no path", why: "no argument names a path, a list of paths, or the ends of a move" };
   const said = new Set(words(tool.name));
   let id: OperationId | undefined;
   if (has("source") && has("destination")) id = said.has("copy") || said.has("cp") ? "copy" : "move";
@@ -263,28 +276,151 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
   else if (has("path") && has("pattern")) id = searchesContent(tool) ? "grep" : "search";
   else if (has("path")) id = operationByName(tool.name);
   const plan = id === undefined ? undefined : planFor(id, properties, required, false);
-  if (id === undefined || plan === undefined)
-    return { kind: "unclassified", why: `takes ${pathArguments.map((name) => `\`${name}\``).join(", ")}, but neither its arguments nor its name says which of ${OPERATIONS.map((known) => known.id).join(", ")} it does` };
-  return { kind: "operation", operation: id, plan, by: "schema" };
+  if (id === undefined || plan === undefined) return genericPlan(properties, required) as Classification;
+  return { kind: "operation", operation: id, plan: spelled(plan, properties), by: "schema" };
+}
+
+/**
+ * Where a plan's paths go when they are not arguments of their own, as a report says it: "in each item
+ * of `files`", "in the headers of the patch `patch` (unified)", "as file:// URIs"; none otherwise.
+ */
+export function carriedAs(plan: ArgumentPlan): string | undefined {
+  const { carrier, spelling } = plan;
+  const where =
+    carrier === undefined ? undefined
+    : carrier.kind === "patch" ? `in the file headers of the patch \`${carrier.argument}\` (${carrier.form === "envelope" ? "*** Begin Patch" : "unified"})`
+    : carrier.kind === "list" ? `in each item of \`${carrier.argument}\` (the attacked one first and last)`
+    : `in the object \`${carrier.argument}\``;
+  const parts = [where, spelling === "file-uri" ? "as file:// URIs" : undefined].filter((part) => part !== undefined);
+  return parts.length === 0 ? undefined : `paths ${parts.join(", ")}`;
+}
+
+/** The plan, its paths spelled as `file://` URIs when the argument of a path role is named or formatted as a URI. */
+function spelled(plan: ArgumentPlan, properties: Record<string, PropertySchema>): ArgumentPlan {
+  const uri = (["path", "source", "destination"] as const).some((role) => {
+    const name = plan.roles[role];
+    return name !== undefined && name in properties && takesUri(name, properties[name]?.format);
+  });
+  return uri ? { ...plan, spelling: "file-uri" } : plan;
+}
+
+/** Words that make an argument's name a path's (`archive_path`, `output_dir`), unless a word of content is beside them. */
+const PATH_NOUNS = ["path", "dir", "directory", "folder", "file", "filename", "uri", "url", "destination", "source", "target"];
+const NOT_PATH_WORDS = ["content", "contents", "text", "data", "body", "pattern", "mode", "type", "size", "encoding", "name"];
+
+/** Whether an argument holds one path: a role's name, or a path's word in its name (its format a URI), as a string. */
+function pathLike(name: string, schema: PropertySchema | undefined): boolean {
+  if (schema?.type !== undefined && !isType(schema, "string")) return false;
+  if (PATH_ROLES.some((role) => role !== "paths" && ROLE_NAMES[role].includes(flat(name)))) return true;
+  const said = words(name);
+  return (said.some((word) => PATH_NOUNS.includes(word)) && !said.some((word) => NOT_PATH_WORDS.includes(word))) || takesUri(name, schema?.format);
+}
+
+/**
+ * The generic attack's plan for a tool that takes a path no operation of the catalogue fits (a chmod,
+ * an archive's extraction, what no name tells): `other`, every path-like argument sent the attacked
+ * path; none when no argument is path-like.
+ */
+function genericPlan(properties: Record<string, PropertySchema>, required: readonly string[]): Classification | undefined {
+  const paths = Object.keys(properties).filter((name) => pathLike(name, properties[name]));
+  const [first, ...rest] = paths;
+  if (first === undefined) return undefined;
+  const plan: ArgumentPlan = { roles: { path: first }, ...(rest.length === 0 ? {} : { samePath: rest }), fixed: fixedOf(properties, required, paths), optional: optionalArguments(properties, [...paths, ...required]) };
+  return { kind: "operation", operation: "other", plan: spelled(plan, properties), by: "schema" };
+}
+
+/** Every required argument but `taken`, with the value it is sent. */
+function fixedOf(properties: Record<string, PropertySchema>, required: readonly string[], taken: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(required.filter((name) => !taken.includes(name)).map((name) => [name, placeholder(properties[name], name)]));
+}
+
+/**
+ * A tool with no path argument of its own whose roles live elsewhere (carriers.ts): in each object of
+ * a list or in one object (the items are classified as a tool of the same name would be), or in the
+ * headers of a patch (which writes files).
+ */
+function carriedPlan(tool: ToolDescription, properties: Record<string, PropertySchema>, required: readonly string[]): Classification | undefined {
+  for (const [name, schema] of Object.entries(properties)) {
+    const outer = { fixed: fixedOf(properties, required, [name]), optional: optionalArguments(properties, [name, ...required]) };
+    const list = isType(schema, "array") && isObjectSchema(schema.items);
+    if (list || ((schema.type === undefined || isType(schema, "object")) && isObjectSchema(schema))) {
+      const inner = classifyTool({ name: tool.name, description: tool.description, inputSchema: list ? schema.items : schema });
+      if (inner.kind !== "operation" || inner.plan.carrier !== undefined) continue;
+      const { roles, edits, fixed, spelling } = inner.plan;
+      const carrier: Carrier = { kind: list ? "list" : "object", argument: name, fixed };
+      return { kind: "operation", operation: inner.operation, plan: { roles, ...(edits === undefined ? {} : { edits }), ...outer, carrier, ...(spelling === undefined ? {} : { spelling }) }, by: "schema" };
+    }
+    if (isType(schema, "string") && holdsPatch(tool.name, name))
+      return { kind: "operation", operation: "write", plan: { roles: { path: name, content: name }, ...outer, carrier: { kind: "patch", argument: name, form: patchFormOf(tool.description) } }, by: "schema" };
+  }
+  return undefined;
+}
+
+/** The plan a mapping's entry gives a tool: its roles over the schema's, in the list or patch it names, its fixed values over the placeholders. */
+function overriddenPlan(tool: ToolDescription, override: Extract<ToolOverride, { operation: OperationId }>, properties: Record<string, PropertySchema>, required: readonly string[]): ArgumentPlan {
+  const { edits, items, patch, ...named } = override.arguments;
+  const spelling = override.spelling === undefined ? {} : { spelling: override.spelling };
+  const outside = (carried: string) => ({
+    fixed: { ...fixedOf(properties, required, [carried, ...Object.keys(override.fixed)]), ...override.fixed },
+    optional: optionalArguments(properties, [carried, ...required, ...Object.keys(override.fixed)]),
+  });
+  if (patch !== undefined)
+    return { roles: { path: patch, content: patch }, ...outside(patch), carrier: { kind: "patch", argument: patch, form: override.patchForm ?? patchFormOf(tool.description) }, ...spelling };
+  if (items !== undefined) {
+    const schema = properties[items];
+    const list = schema === undefined || !isType(schema, "object");
+    const inner = propertiesOf(list ? schema?.items : schema);
+    const found = planFor(override.operation, inner.properties, inner.required, true) as ArgumentPlan;
+    const roles = { ...found.roles, ...named };
+    const listed = edits ?? (named.oldText === undefined ? found.edits : undefined);
+    const taken = [...Object.values(roles), ...(listed === undefined ? [] : [listed])];
+    const carrier: Carrier = { kind: list ? "list" : "object", argument: items, fixed: fixedOf(inner.properties, inner.required, taken) };
+    return { roles, ...(listed === undefined ? {} : { edits: listed }), ...outside(items), carrier, ...spelling };
+  }
+  const found = planFor(override.operation, properties, required, true) as ArgumentPlan;
+  const roles = { ...found.roles, ...named };
+  const taken = new Set([...Object.values(roles), ...(edits === undefined ? (found.edits === undefined ? [] : [found.edits]) : [edits])]);
+  const fixed = { ...Object.fromEntries(Object.entries(found.fixed).filter(([argument]) => !taken.has(argument))), ...override.fixed };
+  const listed = edits ?? (named.oldText === undefined ? found.edits : undefined);
+  const optional = found.optional.filter(({ name }) => !taken.has(name) && !(name in override.fixed));
+  return { roles, ...(listed === undefined ? {} : { edits: listed }), fixed, optional, ...spelling };
 }
 
 /**
  * The arguments of one call: each role's value under the tool's own name, paths as `pathFor` spells
- * them, and the optional argument the input's `variant` sends (a path-like one takes the input's first path).
+ * them (as `file://` URIs below `root` when the plan says so), the optional argument the input's
+ * `variant` sends (a path-like one takes the input's first path), and for a tool whose roles live in
+ * a list or a patch, the input and its `beside` as two items, the attacked one first or `last`.
  */
-export function argumentsFor(plan: ArgumentPlan, input: OperationInput, pathFor: (path: string) => unknown): Record<string, unknown> {
+export function argumentsFor(plan: ArgumentPlan, input: OperationInput, pathFor: (path: string) => unknown, root?: string): Record<string, unknown> {
+  const spell = plan.spelling === "file-uri" ? (path: string) => fileUri(String(pathFor(path)), root) : pathFor;
   const args: Record<string, unknown> = { ...plan.fixed };
   const option = optionOf(plan, input.variant);
   if (option !== undefined) {
     const path = input.path ?? input.source ?? input.paths?.[0] ?? "";
     args[option.name] = "value" in option.value ? option.value.value : option.value.path === "one" ? pathFor(path) : [pathFor(path)];
   }
+  const { carrier } = plan;
+  if (carrier === undefined) return Object.assign(args, roleArguments(plan, input, spell));
+  const inputs = input.beside === undefined || carrier.kind === "object" ? [input] : input.last === true ? [input.beside, input] : [input, input.beside];
+  if (carrier.kind === "patch") args[carrier.argument] = patchText(carrier.form, inputs.map((one) => ({ path: String(spell(one.path ?? "")), content: one.content ?? "" })));
+  else {
+    const items = inputs.map((one) => ({ ...carrier.fixed, ...roleArguments(plan, one, spell) }));
+    args[carrier.argument] = carrier.kind === "list" ? items : items[0];
+  }
+  return args;
+}
+
+/** Each role's value of one input under the tool's own names (an item's, for a tool whose roles live in a list). */
+function roleArguments(plan: ArgumentPlan, input: OperationInput, spell: (path: string) => unknown): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
   const { roles } = plan;
   for (const role of ["path", "source", "destination"] as const) {
     const value = input[role];
-    if (value !== undefined && roles[role] !== undefined) args[roles[role]] = pathFor(value);
+    if (value !== undefined && roles[role] !== undefined) args[roles[role]] = spell(value);
   }
-  if (input.paths !== undefined && roles.paths !== undefined) args[roles.paths] = input.paths.map(pathFor);
+  if (input.path !== undefined) for (const name of plan.samePath ?? []) args[name] = spell(input.path);
+  if (input.paths !== undefined && roles.paths !== undefined) args[roles.paths] = input.paths.map(spell);
   for (const role of ["pattern", "content"] as const) if (input[role] !== undefined && roles[role] !== undefined) args[roles[role]] = input[role];
   if (input.oldText !== undefined && input.newText !== undefined && roles.oldText !== undefined && roles.newText !== undefined) {
     const edit = { [roles.oldText]: input.oldText, [roles.newText]: input.newText };

@@ -48,14 +48,14 @@ export function surface(tools: readonly (OfferedTool | OperationTool)[]): Surfac
   return { offered: tools.map(({ name, classification }) => ({ name, classification })), of: (operation) => playing.filter((tool) => tool.classification.operation === operation) };
 }
 
-/** The tools of a module, classified by `spec.name` and input schema; `excluded` names those never to call, with why. */
-export function moduleSurface(tools: readonly Tool[], excluded: ReadonlyMap<string, string> = new Map()): Surface {
+/** The tools of a module, classified by `spec.name` and input schema; `excluded` names those never to call, with why; `root` is what a `file://` URI of a relative path is below. */
+export function moduleSurface(tools: readonly Tool[], excluded: ReadonlyMap<string, string> = new Map(), root?: string): Surface {
   return surface(
     tools.map((tool) => {
       const why = excluded.get(tool.spec.name);
       const classification: Classification = why === undefined ? classifyTool(tool.spec) : { kind: "excluded", why };
       if (classification.kind !== "operation") return { name: tool.spec.name, classification };
-      return { name: tool.spec.name, classification, call: (input, signal) => tool.execute(argumentsFor(classification.plan, input, (path) => path), signal) };
+      return { name: tool.spec.name, classification, call: (input, signal) => tool.execute(argumentsFor(classification.plan, input, (path) => path, root), signal) };
     }),
   );
 }

@@ -48,7 +48,7 @@ export interface AuditTarget {
 /** The target's tools on `root`, classified (surface.ts); none for a target without tools. */
 export function surfaceOf(target: AuditTarget, root: string): Surface {
   if (target.surface !== undefined) return target.surface(root);
-  return moduleSurface(target.createWorkspaceTools?.(root) ?? [], target.excluded);
+  return moduleSurface(target.createWorkspaceTools?.(root) ?? [], target.excluded, root);
 }
 
 const offeredByModule = new WeakMap<AuditTarget, readonly OfferedTool[]>();

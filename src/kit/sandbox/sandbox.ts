@@ -20,7 +20,8 @@
  * `base`, where the canary check sees it.
  *
  * Promises: `outsideChanges()` lists every difference (added, removed, changed file content, symlink
- * target or type) anywhere under `base` except inside the workspace and `scratch`, since creation,
+ * target or type, a file's or directory's mode or owner, a file's modification time to the
+ * millisecond) anywhere under `base` except inside the workspace and `scratch`, since creation,
  * each with what stands at that path now; names are compared as bytes, so a twin whose name no JS
  * string spells is watched too. `canaryChanges()` is the same list as one line per change
  * (`added PATH`, `removed PATH`, `changed PATH`); `SECRET` marks
@@ -44,7 +45,7 @@
  * audit/arbitraries/), which is what keeps them inside.
  */
 import { execFileSync } from "node:child_process";
-import { accessSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -350,7 +351,21 @@ export function perturbEntries(files: readonly (string | Buffer)[], directories:
  * Each path's state, a fingerprint that changes with the content, target or type, and the bytes to
  * make it again (a file's content, a link's target), by path bytes.
  */
-type Snapshot = Map<string, { path: string; state: EntryState; fingerprint: string; bytes?: Buffer }>;
+type Snapshot = Map<string, { path: string; state: EntryState; fingerprint: string; bytes?: Buffer; meta?: Meta }>;
+
+/**
+ * A file's or a directory's mode and owner, and a file's times: what a chmod, chown or touch that
+ * follows a link out changes (fs.chmod follows a leaf link). Times to the millisecond, as a Date
+ * puts them back; a directory's times are left out, since a name made and removed in it moves them.
+ */
+interface Meta {
+  mode: number;
+  uid: number;
+  gid: number;
+  times?: { atime: Date; mtime: Date };
+}
+
+const metaPrint = (meta: Meta) => `mode ${meta.mode.toString(8)} owner ${meta.uid}:${meta.gid}${meta.times === undefined ? "" : ` mtime ${meta.times.mtime.getTime()}`}`;
 
 /** A path's bytes as a map key: two names that decode to the same string stay apart. */
 function byteKey(path: string | Buffer): string {
@@ -404,9 +419,11 @@ function snapshotInto(path: Buffer, unwatched: ReadonlySet<string>, entries: Sna
     entries.set(key, { path: shown, state: { kind: "symlink", target }, fingerprint: `link -> ${raw.toString("latin1")}`, bytes: raw });
   } else if (stats.isFile()) {
     const raw = readFileSync(path);
-    entries.set(key, { path: shown, state: { kind: "file", bytes: raw.length }, fingerprint: `file ${raw.toString("latin1")}`, bytes: raw });
+    const meta = { mode: stats.mode, uid: stats.uid, gid: stats.gid, times: { atime: stats.atime, mtime: stats.mtime } };
+    entries.set(key, { path: shown, state: { kind: "file", bytes: raw.length }, fingerprint: `file ${metaPrint(meta)} ${raw.toString("latin1")}`, bytes: raw, meta });
   } else if (stats.isDirectory()) {
-    entries.set(key, { path: shown, state: { kind: "directory" }, fingerprint: "dir" });
+    const meta = { mode: stats.mode, uid: stats.uid, gid: stats.gid };
+    entries.set(key, { path: shown, state: { kind: "directory" }, fingerprint: `dir ${metaPrint(meta)}`, meta });
     const names = readdirSync(path, { encoding: "buffer" }).sort(Buffer.compare);
     for (const name of names) snapshotInto(childBytes(path, name), unwatched, entries);
   } else entries.set(key, { path: shown, state: { kind: "special", mode: stats.mode }, fingerprint: `special mode ${stats.mode}` });
@@ -428,7 +445,10 @@ function diffSnapshots(before: Snapshot, after: Snapshot): (OutsideChange & { ke
  * no link), then, parents before children, what stood there is made again.
  */
 function restoreOutside(before: Snapshot, keys: readonly string[]): void {
-  const paths = [...keys].sort((one, other) => one.length - other.length);
+  // A directory that is still one had only its mode or owner changed: put back in place, its entries kept.
+  const stillDirectories = keys.filter((key) => before.get(key)?.state.kind === "directory" && lstatSync(Buffer.from(key, "latin1"), { throwIfNoEntry: false })?.isDirectory() === true);
+  for (const key of stillDirectories) restoreMeta(Buffer.from(key, "latin1"), before.get(key)?.meta);
+  const paths = keys.filter((key) => !stillDirectories.includes(key)).sort((one, other) => one.length - other.length);
   // A path under another changed path goes with it: removed by itself, it may be reached through a
   // link that now stands in its parent's place.
   const topmost = paths.filter((key) => !paths.some((other) => key.startsWith(`${other}/`)));
@@ -440,7 +460,15 @@ function restoreOutside(before: Snapshot, keys: readonly string[]): void {
     if (was.state.kind === "directory") mkdirSync(path, { recursive: true });
     else if (was.state.kind === "symlink") symlinkSync(was.bytes as Buffer, path);
     else if (was.state.kind === "file") writeFileSync(path, was.bytes as Buffer);
+    restoreMeta(path, was.meta);
   }
+}
+
+function restoreMeta(path: Buffer, meta: Meta | undefined): void {
+  if (meta === undefined) return;
+  chownSync(path, meta.uid, meta.gid);
+  chmodSync(path, meta.mode & 0o7777);
+  if (meta.times !== undefined) utimesSync(path, meta.times.atime, meta.times.mtime);
 }
 
 /** A path in a sandbox, shown beside the workspace (`ws/docs/secret.txt`, `outside/dir`). */

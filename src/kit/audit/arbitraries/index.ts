@@ -17,6 +17,7 @@
  */
 export * from "./candidates.js";
 export * from "./climbs.js";
+export * from "./deep-trees.js";
 export * from "./droppable.js";
 export * from "./names.js";
 export * from "./openings.js";

@@ -11,7 +11,7 @@
  *   between the two rounds, and is given again when the outside is put back, depends on the outside:
  *   it reveals names, metadata or existence there. An answer that differs on its own (a clock in it)
  *   decides nothing.
- * - A changing operation (write, edit, mkdir, move, copy, delete) is asked each probe once, in order.
+ * - A changing operation (write, edit, mkdir, move, copy, delete, other) is asked each probe once, in order.
  *   No answer may hold the secret; a write or an edit that answers success must have put its marker
  *   in a file inside; a move may not make the content of any file inside vanish (it never replaces
  *   its destination); after all probes no file inside holds the secret (nothing was brought in).
@@ -29,6 +29,7 @@ import {
   candidate,
   candidateText,
   creationAttack,
+  deepTree,
   linkAttackOpening,
   listingAttack,
   OPTION_VARIANTS,
@@ -72,12 +73,16 @@ const directoryLeaf = () => fc.oneof({ weight: 3, arbitrary: fc.constant("") }, 
 /** The workspace itself, as a model names it when it lists or searches everything. */
 const theRoot = () => fc.constantFrom<Candidate>({ form: "text", text: "" }, { form: "text", text: "." }, { form: "text", text: "./" });
 
+/** The operations whose tools may walk what they are given, recursively (deep-trees.ts). */
+const WALKS: readonly Operation["id"][] = ["tree", "search", "grep", "copy", "move", "delete"];
+
 /** What an operation's probes name through an attack's entries (trees.ts, `Intent`). */
 export function intentsOf(operation: Operation): Intent[] {
   if (operation.id === "mkdir") return [{ kind: "fresh" }];
   if (operation.onDirectory) return [{ kind: "directory" }];
   if (operation.roles.includes("destination")) return [{ kind: "existing", end: "source" }, { kind: "fresh", end: "destination" }];
-  if (operation.roles.includes("content")) return [{ kind: "existing" }, { kind: "fresh" }];
+  // A tool attacked generically may make the name it is given (a touch) as well as change what is there.
+  if (operation.roles.includes("content") || operation.id === "other") return [{ kind: "existing" }, { kind: "fresh" }];
   return [{ kind: "existing" }];
 }
 
@@ -101,7 +106,7 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
   // through a link, and one that lists a directory may look through its links: their trees open with
   // those plants too.
   const writesFile = operation.roles.includes("content") || operation.roles.includes("newText");
-  const createsName = writesFile || operation.roles.includes("destination") || operation.id === "mkdir";
+  const createsName = writesFile || operation.roles.includes("destination") || operation.id === "mkdir" || operation.id === "other";
   // An edit rewrites a file that exists, which is when a tool reaches for a temporary copy: its
   // trees plant the copy's links most often; a write's most often make a name through a link.
   const rewrites = operation.roles.includes("newText");
@@ -114,7 +119,9 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
         : [];
   // Five trees in six open with an attack: the probes after the attack's aim anywhere anyway.
   const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted), noAttackOneIn: 6 };
-  const opened = { openings: openings({ intents: intentsOf(operation), changes: operation.changes }) };
+  // A tool that walks a directory meets links out and special files below its top too.
+  const deep = WALKS.includes(operation.id) ? [deepTree(intentsOf(operation))] : [];
+  const opened = { openings: [...openings({ intents: intentsOf(operation), changes: operation.changes }), ...deep] };
   const aimed = treeAnd(probe, generic, { ...(operation.onDirectory ? { leaf: directoryLeaf() } : {}), ...attack, ...opened, ...constraints });
   return fc.tuple(workspaceRoot(), aimed).map(([root, { tree, probes }]) => ({ root, tree, probes }));
 }
@@ -133,7 +140,7 @@ export interface Call {
  * tool, paths and optional argument: variants past a tool's own fold onto earlier ones), which is
  * no case of its own (`foldCases`).
  */
-export function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[]): Call[] {
+export function callsOf(operation: Operation, tools: readonly OperationTool[], box: Sandbox, probes: readonly ToolProbe[], tree: Tree): Call[] {
   const text = (candidate: Candidate) => candidateText(box, candidate);
   const made = new Set<string>();
   const calls: Call[] = [];
@@ -156,15 +163,42 @@ export function callsOf(operation: Operation, tools: readonly OperationTool[], b
     const index = calls.length;
     // Numbered as the counterexample numbers its calls, and closed, so that call 1's is no prefix of call 10's.
     const marker = `written by the audit, call ${index + 1}.`;
+    // Every file the tree lays out, and every canary, ends with a newline: an edit of one meets it.
+    const written = operation.id === "write" ? { content: marker } : operation.id === "edit" ? { oldText: "\n", newText: `\n${marker}\n` } : {};
+    const beside = takesSeveral(tool) ? besideInput(operation, asked, tree, index) : undefined;
     const input: OperationInput = {
       ...asked,
       ...(option === undefined ? {} : { variant: probe.variant }),
-      // Every file the tree lays out, and every canary, ends with a newline: an edit of one meets it.
-      ...(operation.id === "write" ? { content: marker } : operation.id === "edit" ? { oldText: "\n", newText: `\n${marker}\n` } : {}),
+      ...written,
+      // The attacked item first in one call, last in the next: a tool that checks one end only meets the other.
+      ...(beside === undefined ? {} : { beside: { ...beside, ...written }, last: index % 2 === 1 }),
     };
     calls.push({ index, tool, input, ...(operation.roles.includes("content") || operation.id === "edit" ? { marker } : {}) });
   }
   return calls;
+}
+
+/** Whether a tool takes its roles as the items of a list or the files of a patch (operations/carriers.ts). */
+const takesSeveral = (tool: OperationTool) => {
+  const { carrier } = tool.classification.plan;
+  return carrier !== undefined && carrier.kind !== "object";
+};
+
+/**
+ * The harmless input sent beside call `index`'s attacked one, as the other item of its list: a new
+ * name of its own for an operation that makes one, the workspace for one on a directory, and a file
+ * the tree lays out (each call the next) for one that needs a file that exists; none when the tree
+ * has no file.
+ */
+function besideInput(operation: Operation, asked: OperationInput, tree: Tree, index: number): OperationInput | undefined {
+  const fresh = `beside-${index + 1}${operation.id === "mkdir" ? "" : ".txt"}`;
+  if (operation.id === "mkdir" || operation.id === "write") return { path: fresh };
+  if (operation.onDirectory) return { ...asked, path: "" };
+  const files = laidOut(tree).flatMap((entry) => (entry.kind === "file" ? [entry.at.join("/")] : []));
+  const existing = files[index % Math.max(1, files.length)];
+  if (existing === undefined) return undefined;
+  if (operation.roles.includes("destination")) return { source: existing, destination: fresh };
+  return operation.roles.includes("paths") ? { paths: [existing] } : { path: existing };
 }
 
 /** How a reason names a call: the tool, its number among the case's calls (from 1), and the optional argument it sent. */
@@ -397,7 +431,7 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
       await inCaseSandbox(target, value, async (box, root) => {
         const tools = surfaceOf(target, root).of(operation.id);
         if (tools.length === 0) throw new Error(`the target offers no tool that ${operation.does} on ${root}`);
-        const calls = callsOf(operation, tools, box, value.probes);
+        const calls = callsOf(operation, tools, box, value.probes, value.tree);
         const watch = watchCalls(box, paceOf(target), specialsOf(value.tree));
         try {
           await (operation.changes ? judgeChanging(operation, box, calls, watch) : judgeReadOnly(box, calls, watch));

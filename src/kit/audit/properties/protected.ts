@@ -185,7 +185,7 @@ function protectedOf(operation: Operation): AuditProperty<ProtectedCase> {
         for (const { path, content } of protectedWritten(value.tree, value.protect)) writeFileSync(join(box.root, path), content);
         const tools = surfaceOf(target, root).of(operation.id);
         if (tools.length === 0) throw new Error(`the target offers no tool that ${operation.does} on ${root}`);
-        const calls = callsOf(operation, tools, box, value.probes);
+        const calls = callsOf(operation, tools, box, value.probes, value.tree);
         const watch = watchCalls(box, paceOf(target), specialsOf(value.tree));
         const guarded = guardedBy(value.protect);
         try {
