@@ -3,7 +3,8 @@
 // docs/lessons/README.md regenerated from that file. Slow (minutes): run it after changing a property, an arbitrary or a variant, and
 // commit both files.
 import { readFile, writeFile } from "node:fs/promises";
-import { VULNERABLE_VARIANTS, variantTarget } from "../fixtures/vulnerable/catalog.js";
+import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
+import { variantTarget } from "../test/support/variant-target.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { writeSectionToFile } from "../test/support/generated-section.js";

@@ -133,6 +133,7 @@ const CASES: Case[] = [
       makeTools();
     },
   },
+  { id: "containment.other", module: "fixtures/shapes/permissions-lexical.ts", judge: changesOutside, keeper: "fixtures/shapes/shapes.ts" },
   { id: "limits.hardlink", module: "fixtures/vulnerable/similar-prefix.ts", judge: leaksSecret, keeper: "verified.mjs" },
   { id: "sequences.bash", module: "fixtures/vulnerable/bash-outside-root.ts", judge: changesOutside },
   {

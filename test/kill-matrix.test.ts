@@ -3,7 +3,8 @@
 import fc from "fast-check";
 import { readFile, readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { VULNERABLE_VARIANTS, variantTarget } from "../fixtures/vulnerable/catalog.js";
+import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
+import { variantTarget } from "./support/variant-target.js";
 import { fork } from "../fixtures/vulnerable/fork.js";
 import { loopFork } from "../fixtures/vulnerable/loop-fork.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";

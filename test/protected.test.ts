@@ -10,7 +10,8 @@ import { PROTECTED_PROPERTIES, PROTECTED_SECRET, protectedWritten } from "../src
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { ProtectPatternError, instanceOf, isProtectedPath, parseProtectPatterns } from "../src/kit/operations/protected-paths.js";
 import { type AuditTarget, loadTarget, referenceTarget } from "../src/kit/operations/target.js";
-import { VULNERABLE_VARIANTS, variantTarget } from "../fixtures/vulnerable/catalog.js";
+import { VULNERABLE_VARIANTS } from "../fixtures/vulnerable/catalog.js";
+import { variantTarget } from "./support/variant-target.js";
 import { CONSEQUENCES, DEFAULT_FAIL_ON } from "../src/kit/findings/findings.js";
 import { parseMapping, readMapping } from "../src/kit/mcp/mapping.js";
 import { mcpTarget } from "../src/kit/mcp/target.js";

@@ -94,7 +94,10 @@ describe("toctou on any target", () => {
       expect(steps).toHaveLength(escapes);
       expect(steps).toEqual([...steps].sort((a, b) => a - b));
     }
-    expect(lines[0]?.steps[0]).toBeCloseTo(report?.total.firstEscape?.elapsedMs ?? Number.NaN, 0);
+    // 150 attempts may win no race on a given run: then the target's line draws no step at all.
+    const first = report?.total.firstEscape?.elapsedMs;
+    if (first === undefined) expect(lines[0]?.steps).toEqual([]);
+    else expect(lines[0]?.steps[0]).toBeCloseTo(first, 0);
   });
 
   it("--target refuses a module without createWorkspaceTools, exit 2", async () => {

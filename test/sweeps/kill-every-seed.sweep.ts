@@ -3,7 +3,8 @@
 // only at the kill matrix's seed: each catalogue row marked `everySeed` is run against each of its
 // catching properties, seeds 1..20, with the runs `workspace-gates audit` gives it by default.
 import { describe, expect, it } from "vitest";
-import { VULNERABLE_VARIANTS, variantTarget } from "../../fixtures/vulnerable/catalog.js";
+import { VULNERABLE_VARIANTS } from "../../fixtures/vulnerable/catalog.js";
+import { variantTarget } from "../support/variant-target.js";
 import { DEFAULT_RUNS } from "../../src/kit/audit/command/budget.js";
 import { PROPERTIES } from "../../src/kit/audit/properties/index.js";
 import { runProperty } from "../../src/kit/audit/runner/run.js";
