@@ -102,7 +102,14 @@ describe("the PNG renderer's refusals", () => {
     const missing: LoadRenderer = () => Promise.reject(new Error("Cannot find package '@resvg/resvg-js' imported from /x/png.js"));
     const refusal = await pngRenderer(missing).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(PictureUnavailable);
-    expect((refusal as Error).message).toMatch(/^--png draws with @resvg\/resvg-js, an optional peer dependency that is not installed here \(npm i @resvg\/resvg-js\)/);
+    expect((refusal as Error).message).toBe("--png draws with @resvg/resvg-js, an optional peer dependency that is not installed here (npm i @resvg/resvg-js); --svg needs nothing");
+  });
+
+  it("says what the loader said when the package is there but cannot load, such as its binary for this platform", async () => {
+    const broken: LoadRenderer = () => Promise.reject(new Error("Cannot find module '@resvg/resvg-js-linux-x64-musl'\nRequire stack:\n- /x/index.js"));
+    const refusal = await pngRenderer(broken).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(PictureUnavailable);
+    expect((refusal as Error).message).toBe("--png draws with @resvg/resvg-js, which could not be loaded here: Cannot find module '@resvg/resvg-js-linux-x64-musl'; --svg needs nothing");
   });
 
   it("refuses, rather than draw a picture with no words, when no font draws text", async () => {

@@ -37,10 +37,12 @@ export async function pngRenderer(load: LoadRenderer = loadResvg): Promise<Rende
   try {
     ({ Resvg } = await load());
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    throw new PictureUnavailable(
-      `--png draws with ${PNG_RENDERER}, an optional peer dependency that is not installed here (npm i ${PNG_RENDERER}); --svg needs nothing (${reason})`,
-    );
+    const reason = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+    // Not installed is the usual case and says no more; anything else (its native binary missing for
+    // this platform, say) is the loader's own first line.
+    if (reason.includes(`'${PNG_RENDERER}'`))
+      throw new PictureUnavailable(`--png draws with ${PNG_RENDERER}, an optional peer dependency that is not installed here (npm i ${PNG_RENDERER}); --svg needs nothing`);
+    throw new PictureUnavailable(`--png draws with ${PNG_RENDERER}, which could not be loaded here: ${reason}; --svg needs nothing`);
   }
   const sansSerif = sansSerifFamily(Resvg);
   // resvg 2.6 maps the generic sans-serif to Arial and, failing that, to the machine's first font: only
