@@ -46,6 +46,14 @@ function differingPixels(a: Buffer, b: Buffer, width: number, top: number, botto
   return count;
 }
 
+/** Pixels that are not white in the columns from `left` to `right`, over the whole height. */
+function inkInColumns(pixels: Buffer, width: number, left: number, right: number): number {
+  let count = 0;
+  for (let row = 0; row < pixels.length / 4 / width; row += 1)
+    for (let column = left; column < right; column += 1) if (pixels.readUInt32BE((row * width + column) * 4) !== 0xffffffff) count += 1;
+  return count;
+}
+
 /** The same picture drawn with every word taken out, at the PNG's scale: what a PNG with no text would be. */
 function wordless(svg: string): Buffer {
   const bare = svg.replace(/<text\b[^>]*>[\s\S]*?<\/text>/g, "");
@@ -88,6 +96,8 @@ describe("toctou --png", () => {
     const svg = await readFile(svgFile, "utf8");
     expect({ width, height }).toEqual({ width: 2 * svgSize(svg).width, height: 2 * svgSize(svg).height });
     expect(differingPixels(decode(png), wordless(svg), width, 0, 2 * 30)).toBeGreaterThan(300);
+    // Nothing runs off the right edge (the labels at the lines' ends once did, cut mid-word).
+    expect(inkInColumns(decode(png), width, width - 4, width), "drawn up to the right edge, so cut off there").toBe(0);
   });
 
   it("--png needs a value, and is a picture of either mode", () => {
