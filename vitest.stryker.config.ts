@@ -44,6 +44,7 @@ export const CHEAPEST_FIRST = [
   "corpora",
   "memfs",
   "known-limits",
+  "toctou-png",
   "toctou-side-effects",
   "toctou",
   "toctou-targets",

@@ -209,7 +209,7 @@ describe("the README's workflow for a tools module, run as a runner runs it", ()
   it("builds with only what the build needs: none of the development tools (Stryker, puppeteer, a Chromium, vitest)", async () => {
     const { outputs: build } = await runner.runActionStep("package", {}, {});
     const installed = await readdir(join(build.work as string, "build", "node_modules"));
-    expect(installed).toEqual(expect.arrayContaining(["typescript", "tsx", "@types", "@modelcontextprotocol", "fast-check", "memfs"]));
+    expect(installed).toEqual(expect.arrayContaining(["typescript", "tsx", "@types", "@modelcontextprotocol", "fast-check", "memfs", "@resvg"]));
     for (const dev of ["@stryker-mutator", "puppeteer-core", "@sparticuz", "vitest", "@vitest", "@microsoft"]) expect(installed, dev).not.toContain(dev);
   }, 600_000);
 

@@ -29,14 +29,24 @@ const project = useInstalledPackage(async () => {
 const { gates, inConsumer } = project;
 
 describe("the installed workspace-gates command", () => {
-  it("is installed without this repository's devDependencies, nor its optional peers tsx and memfs, which it declares, with its licence and contract", async () => {
+  it("is installed without this repository's devDependencies, nor its optional peers tsx, memfs and @resvg/resvg-js, which it declares, with its licence and contract", async () => {
     const installed = await readdir(join(project.consumer, "node_modules"));
     expect(installed).toContain("workspace-gates");
-    for (const dev of ["vitest", "typescript", "@stryker-mutator", "memfs", "@fast-check", "tsx", "esbuild"]) expect(installed).not.toContain(dev);
+    for (const dev of ["vitest", "typescript", "@stryker-mutator", "memfs", "@fast-check", "tsx", "esbuild", "@resvg"]) expect(installed).not.toContain(dev);
     const shipped = await readdir(join(project.consumer, "node_modules", "workspace-gates"));
     expect(shipped).toEqual(expect.arrayContaining(["LICENSE", "docs", "dist", "package.json"]));
     const manifest = JSON.parse(await readFile(join(project.consumer, "node_modules", "workspace-gates", "package.json"), "utf8")) as { peerDependenciesMeta: Record<string, { optional: boolean }> };
-    expect(manifest.peerDependenciesMeta).toEqual({ memfs: { optional: true }, tsx: { optional: true } });
+    expect(manifest.peerDependenciesMeta).toEqual({ "@resvg/resvg-js": { optional: true }, memfs: { optional: true }, tsx: { optional: true } });
+  });
+
+  it("refuses toctou --png before the run, naming the renderer to install, and --svg needs nothing", async () => {
+    const refused = await gates("toctou", "--tools", "chapter", "--png", "timeline.png");
+    expect(refused.code, refused.stdout).toBe(2);
+    expect(refused.stderr).toContain("toctou: could not run: --png draws with @resvg/resvg-js, an optional peer dependency that is not installed here (npm i @resvg/resvg-js)");
+    expect(refused.stdout).not.toContain("escaped");
+    const drawn = await gates("toctou", "--tools", "chapter", "--svg", "timeline.svg");
+    expect(drawn.code, drawn.stderr).toBe(1);
+    expect(await readFile(join(project.consumer, "timeline.svg"), "utf8")).toMatch(/^<svg /);
   });
 
   it("says above its closing line what a missing optional peer left unchecked, and how to install it", async () => {

@@ -17,13 +17,14 @@ import { writeFile } from "node:fs/promises";
 import { type Sandbox, createSandbox } from "../sandbox/sandbox.js";
 import type { CliCommand, CliIo } from "../cli-command.js";
 import { type DeterministicReport, runDeterministic } from "./deterministic.js";
-import { TOCTOU_USAGE, type ToctouPlan, parseToctouFlags } from "./flags.js";
+import { TOCTOU_USAGE, type ToctouPictures, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
 import { type RaceBudget, type RaceReport, runRace } from "./race.js";
 import { renderDeterministicSummary, renderRaceSummary, toctouFindings } from "./report.js";
 import { renderTimelineSvg } from "./timeline-svg.js";
 import { renderRaceSvg } from "./race-svg.js";
 import { toctouSarif } from "./sarif.js";
+import { type RenderPng, pngRenderer } from "../picture/png.js";
 import { fallbackLocationNote, findingsLocation } from "../findings/sarif.js";
 import { TOOL_SETS, attackedTools } from "../sandbox/tool-sets.js";
 import type { Tool } from "../../gates/tool.js";
@@ -61,6 +62,9 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
   let box: Sandbox | undefined;
   let target: AttackedTarget | undefined;
   try {
+    // Found out before the run, not after ten seconds of it: a --png this machine cannot draw.
+    const renderPng = plan.png === undefined ? undefined : await pngRenderer();
+    const drawPictures = (svg: string, what: string) => writePictures(svg, plan, renderPng, (file) => narrate(`${what} ${file}`));
     target = await attackedTarget(plan.target);
     box = await createSandbox(TEMP_PREFIX);
     await target.ready(box.root);
@@ -71,10 +75,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
       report = await runDeterministic({ ...run, tools: attackedTools(target.tools(box.root)) });
       io.stdout(renderDeterministicSummary(report));
       code = deterministicExitCode(report);
-      if (plan.svg !== undefined) {
-        await writeFile(plan.svg, renderTimelineSvg(report));
-        narrate(`timeline written to ${plan.svg}`);
-      }
+      await drawPictures(renderTimelineSvg(report), "timeline written to");
     } else {
       const raced = await runRace({ ...run, surface: target.surface(box.root), budget: plan.budget });
       io.stdout(renderRaceSummary(raced));
@@ -87,10 +88,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
         narrate(`control (the ${CONTROL_TOOL_SET} tools, same budget): ${control.escapes} escapes in ${control.attempts} calls, ${control.swaps} swaps`);
       report = control === undefined ? raced : { ...raced, control };
       code = raceExitCode(raced, control);
-      if (plan.svg !== undefined) {
-        await writeFile(plan.svg, renderRaceSvg(raced, control));
-        narrate(`escapes over time drawn to ${plan.svg}`);
-      }
+      await drawPictures(renderRaceSvg(raced, control), "escapes over time drawn to");
       const ineffective = raceIneffective(raced, control);
       if (code === 2 && ineffective !== undefined) io.stderr(`toctou: race ineffective: ${ineffective}, so no count of escapes here means anything\n`);
     }
@@ -121,6 +119,18 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
       await box.dispose();
       narrate(`removed ${box.base}`);
     }
+  }
+}
+
+/** Writes the picture to the --svg and --png files asked for. */
+async function writePictures(svg: string, files: ToctouPictures, renderPng: RenderPng | undefined, written: (file: string) => void): Promise<void> {
+  if (files.svg !== undefined) {
+    await writeFile(files.svg, svg);
+    written(files.svg);
+  }
+  if (files.png !== undefined && renderPng !== undefined) {
+    await writeFile(files.png, renderPng(svg));
+    written(files.png);
   }
 }
 

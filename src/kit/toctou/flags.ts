@@ -19,7 +19,7 @@ const MAX_SECONDS = 3_600;
 const WHOLE_NUMBER = { shape: /^\d+$/, name: "whole number" };
 const DECIMAL_NUMBER = { shape: /^\d+(\.\d+)?$/, name: "number" };
 
-export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--show-control] [--json FILE] [--sarif FILE [--sarif-location FILE]] [--svg FILE] [-- COMMAND...]
+export const TOCTOU_USAGE = `Usage: workspace-gates toctou [--mode deterministic|race] [--tools NAME | --target MODULE | --mcp [--mapping FILE]] [--attempts N] [--seconds S] [--show-control] [--json FILE] [--sarif FILE [--sarif-location FILE]] [--svg FILE] [--png FILE] [-- COMMAND...]
 
 Shows the window between the tools' path check and their use of the path: a directory inside the
 workspace is swapped for a symlink to a canary directory outside. The chapter's read and write follow
@@ -46,6 +46,8 @@ at the end (also on Ctrl-C).
                         of the working directory, said on stderr)
   --svg FILE            draw the run as SVG to FILE: deterministic, its check / swap / use timeline;
                         race, the escapes over time of the target beside its control
+  --png FILE            draw the same picture as PNG to FILE, at twice its size, for a slide (with
+                        or without --svg; needs the optional package @resvg/resvg-js and a font)
   -h, --help            show this help
 
 Exit status: 0 nothing escaped and nothing changed outside, 1 content escaped or something changed
@@ -59,8 +61,14 @@ export type ToctouTarget = { kind: "tools"; name: string } | { kind: "module"; p
 
 export type ToctouPlan =
   | { help: true }
-  | ({ help: false; mode: "deterministic"; svg: string | undefined } & ToctouReports)
-  | ({ help: false; mode: "race"; budget: RaceBudget; showControl: boolean; svg: string | undefined } & ToctouReports);
+  | ({ help: false; mode: "deterministic" } & ToctouPictures & ToctouReports)
+  | ({ help: false; mode: "race"; budget: RaceBudget; showControl: boolean } & ToctouPictures & ToctouReports);
+
+/** The run's picture, as SVG and as PNG: each file undefined when not asked for. */
+export interface ToctouPictures {
+  svg: string | undefined;
+  png: string | undefined;
+}
 
 /** What every mode attacks and the report files it writes. */
 interface ToctouReports {
@@ -87,6 +95,7 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
       mcp: { type: "boolean" },
       mapping: { type: "string" },
       svg: { type: "string" },
+      png: { type: "string" },
       "show-control": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -96,6 +105,7 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
   const tools = target.kind === "tools" ? target.name : target.kind === "module" ? target.path : `mcp: ${target.command.join(" ")}`;
   const mode = values.mode ?? (target.kind === "mcp" ? "race" : "deterministic");
   if (values["sarif-location"] !== undefined && values.sarif === undefined) throw new UsageError("--sarif-location says where SARIF results point: give it with --sarif");
+  const pictures: ToctouPictures = { svg: values.svg, png: values.png };
   const reports: ToctouReports = { tools, target, json: values.json, sarif: values.sarif, sarifLocation: values["sarif-location"] };
   if (mode === "deterministic") {
     if (target.kind === "mcp")
@@ -103,14 +113,14 @@ export function parseToctouFlags(argv: readonly string[]): ToctouPlan {
     if (values.attempts !== undefined || values.seconds !== undefined)
       throw new UsageError("--attempts and --seconds bound a race; they apply to --mode race only");
     if (values["show-control"] === true) throw new UsageError("--show-control shows the control race; it applies to --mode race only");
-    return { help: false, mode, svg: values.svg, ...reports };
+    return { help: false, mode, ...pictures, ...reports };
   }
   if (mode !== "race") throw new UsageError(`unknown mode "${mode}"; use deterministic or race`);
   const budget: RaceBudget = {
     attempts: values.attempts === undefined ? DEFAULT_RACE_BUDGET.attempts : positive("--attempts", values.attempts, WHOLE_NUMBER, MAX_ATTEMPTS),
     seconds: values.seconds === undefined ? DEFAULT_RACE_BUDGET.seconds : positive("--seconds", values.seconds, DECIMAL_NUMBER, MAX_SECONDS),
   };
-  return { help: false, mode, budget, showControl: values["show-control"] === true, svg: values.svg, ...reports };
+  return { help: false, mode, budget, showControl: values["show-control"] === true, ...pictures, ...reports };
 }
 
 function toctouTarget(

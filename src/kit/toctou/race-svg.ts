@@ -13,11 +13,14 @@ import { escapeMarkup } from "../markup.js";
 import type { RaceReport } from "./race.js";
 
 const WIDTH = 720;
-const HEIGHT = 360;
 const LEFT = 64;
-const RIGHT = WIDTH - 160;
+const RIGHT = WIDTH - 24;
 const TOP = 56;
-const BOTTOM = HEIGHT - 48;
+const BOTTOM = 312;
+// The key sits under the axis, one line per tool set across the whole width: at the lines' ends it
+// was cut off at the picture's edge for any name longer than "chapter".
+const KEY_TOP = BOTTOM + 60;
+const KEY_LINE = 18;
 const COLOURS = ["#d1242f", "#1f6feb"] as const;
 
 /** One raced tool set: its name, how long it raced, and when each escape came. */
@@ -45,13 +48,15 @@ export function renderRaceSvg(report: RaceReport, control: { tools: string; elap
     return `<g data-tools="${escapeMarkup(line.tools)}" data-escapes="${line.escapesAtMs.length}">
 <polyline points="${points.join(" ")}" fill="none" stroke="${colour}" stroke-width="2"/>
 ${steps.join("\n")}
-<text x="${RIGHT + 8}" y="${y(line.escapesAtMs.length) + 4 + index * 14}" fill="${colour}">${escapeMarkup(label)}</text>
+<line x1="${LEFT}" y1="${KEY_TOP + index * KEY_LINE - 4}" x2="${LEFT + 20}" y2="${KEY_TOP + index * KEY_LINE - 4}" stroke="${colour}" stroke-width="2"/>
+<text x="${LEFT + 28}" y="${KEY_TOP + index * KEY_LINE}" fill="${colour}">${escapeMarkup(label)}</text>
 </g>`;
   });
+  const height = KEY_TOP + (lines.length - 1) * KEY_LINE + 16;
   return `<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="system-ui, sans-serif" font-size="12">
+<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12">
 <title>${escapeMarkup(`TOCTOU race: escapes over time, ${lines.map((line) => line.tools).join(" against ")}`)}</title>
-<rect width="${WIDTH}" height="${HEIGHT}" fill="#fff"/>
+<rect width="${WIDTH}" height="${height}" fill="#fff"/>
 <text x="${LEFT}" y="24" font-size="15" font-weight="600">Escapes over time: a racer swapping directories for links to outside</text>
 <text x="${LEFT}" y="42" fill="#555">${escapeMarkup(`${report.total.attempts} calls of ${report.tools} in ${(report.elapsedMs / 1000).toFixed(1)} s, ${report.racer.swaps} swaps`)}</text>
 <line x1="${LEFT}" y1="${BOTTOM}" x2="${RIGHT}" y2="${BOTTOM}" stroke="#999"/>
