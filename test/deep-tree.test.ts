@@ -1,17 +1,17 @@
 // A tree deeper than a path can name (past PATH_MAX, 4096 bytes on Linux) is removed all the same: by
 // a sandbox's reset, by its removal, and at the end of an audit whose server made one. The audit's own
 // ENAMETOOLONG was a finding against the target ("hardening broken") and left its sandboxes behind.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type { AuditProperty } from "../src/kit/audit/runner/property.js";
+import { type AuditProperty, disposeSandboxes, poolSandboxes, sweepSandboxes } from "../src/kit/audit/runner/property.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { AuditFault, takeAuditFaults } from "../src/kit/sandbox/fault.js";
-import { createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { materialize } from "../src/kit/sandbox/tree.js";
 import { removeTree } from "../src/kit/sandbox/remove.js";
 import { leftIn, startCli } from "./support/child-cli.js";
@@ -150,5 +150,35 @@ export { createWorkspaceTools } from ${JSON.stringify(join(process.cwd(), "src/t
     expect(stdout).toMatch(/^workspacePath\s+containment\.read\s+passed\s+\d+\s+0\s/m);
     expect(code).toBe(2);
     expect(await leftIn(tmp)).toEqual([]);
+  });
+});
+
+describe("a sandbox a server still writes in when it is disposed", () => {
+  // CI once ended an audit with exit 2, "the audit failed on its own … ENOTEMPTY … scratch/tmp/tsx-0":
+  // the server's TMPDIR is in its sandbox, and tsx was still writing its cache there as the sandbox
+  // was removed. Only what the sweep, after the servers ended, cannot remove is the audit's fault.
+  it("is removed by the sweep once the writer has stopped, and no fault of the audit's is recorded", { timeout: 60_000 }, async () => {
+    takeAuditFaults();
+    let box: Sandbox | undefined;
+    await poolSandboxes(["ws"], (pooled) => (box = pooled));
+    if (box === undefined) throw new Error("no sandbox was pooled");
+    const tmp = join(dirname(box.outside), "scratch", "tmp");
+    // As tsx does: its cache directory made again, parents and all, and files written into it.
+    // Many files first, so that the removal takes long enough for the writers to come back under it.
+    for (let dir = 0; dir < 40; dir++) {
+      await mkdir(join(tmp, "cache", String(dir)), { recursive: true });
+      await Promise.all(Array.from({ length: 50 }, (_, file) => writeFile(join(tmp, "cache", String(dir), String(file)), "")));
+    }
+    const writers = [1, 2, 3, 4].map((writer) =>
+      spawn("sh", ["-c", `while :; do mkdir -p '${tmp}/cache/${writer}/a/b' && for i in 1 2 3 4 5 6 7 8; do : > '${tmp}/cache/${writer}/a/b/f'$i; done; done`], { stdio: "ignore" }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await disposeSandboxes();
+    for (const writer of writers) writer.kill("SIGKILL");
+    await Promise.all(writers.map((writer) => new Promise((resolve) => writer.once("exit", resolve))));
+    expect(takeAuditFaults()).toEqual([]);
+    sweepSandboxes();
+    expect(existsSync(box.base)).toBe(false);
+    expect(takeAuditFaults()).toEqual([]);
   });
 });

@@ -263,10 +263,15 @@ async function newSandbox(rootName: string): Promise<Sandbox> {
   pendingSandboxes.add(creation);
   try {
     const box = await creation;
-    const dispose = box.dispose.bind(box);
     box.dispose = async () => {
       disposedSandboxes.add(box.base);
-      await dispose();
+      try {
+        removeTree(box.base);
+      } catch (error) {
+        // A server not yet ended may still write there (its TMPDIR is in the sandbox): the sweep
+        // removes it once the servers have ended, and only a failure then is the audit's own.
+        if (!(error instanceof AuditFault)) throw error;
+      }
     };
     return box;
   } finally {
@@ -283,8 +288,8 @@ const disposedSandboxes = new Set<string>();
 
 /**
  * Removes again every sandbox disposed since the last sweep. Call it once the target's processes
- * have ended (mcp/target.ts `dispose`); a directory it cannot remove is recorded as the audit's own
- * fault.
+ * have ended (mcp/target.ts `dispose`): a directory it cannot remove then is recorded as the audit's
+ * own fault, where one a disposal could not remove while a server still wrote in it was not.
  */
 export function sweepSandboxes(): void {
   for (const base of disposedSandboxes) {
