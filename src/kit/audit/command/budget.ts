@@ -3,15 +3,16 @@
  * (`timeShares`), how one property spends its share (`runWithinTime`), and why no verdict stands on
  * a run that left a property short of its floor (`shortOfFloor`).
  *
- * Promises: the verdict at a seed depends on the target and the seed, not on the machine's load.
- * Every property runs its floor of runs (`DEFAULT_RUNS`, scaled by its `budgetScale`) to its end,
+ * Promises: a busy machine never judges fewer runs than a quiet one must: every property runs its
+ * floor of runs (`DEFAULT_RUNS`, scaled by its `budgetScale`) to its end,
  * however long the machine takes: load stretches the wall time, and only `--max-time`, which the
  * user sets, cuts it (then no verdict stands, and the exit says the cap and the machine's load). A
  * target is too slow to judge only by its own calls: when answering the calls of a property's runs
  * has kept it busy for the whole budget (`targetAllowanceMs`) before the floor was run (the time
  * some call waited on its answer, the audit's own work not counted), the message naming the median
  * time of one call measured before any property ran (pace.ts). The time left in a property's share runs further blocks of
- * runs. Shrinking a failure has a pool of its own, as large as the budget, so a long shrink never
+ * runs: past the floor, what a run finds does depend on the time left, so a quiet machine may search
+ * further than a busy one, never less far than the floor. Shrinking a failure has a pool of its own, as large as the budget, so a long shrink never
  * takes the time of the properties after it.
  * Does not promise: that the wall time stays within `--time` (the floor runs whatever the load, and
  * each failure's shrink may take up to `shrinkCapMs`); that the target's time is free of the load (a
@@ -187,5 +188,5 @@ export function shortOfFloor(results: readonly PropertyResult[]): string | undef
   }
   const seconds = short[0]?.shortOfFloor?.maxTimeSeconds;
   const [load] = loadavg();
-  return `the audit reached --max-time ${seconds ?? "?"} before ${ids(short)} ran the runs every verdict needs: the machine is busy (load ${(load ?? 0).toFixed(1)} on ${availableParallelism()} cores), not the target, whose calls are fast enough for this budget; give a larger --max-time, or run it on a quieter machine`;
+  return `the audit reached --max-time ${seconds ?? "?"} before ${ids(short)} ran the runs every verdict needs; the target's calls were fast enough for this budget, and the machine's load was ${(load ?? 0).toFixed(1)} on ${availableParallelism()} cores: give a larger --max-time, or run it on a quieter machine`;
 }

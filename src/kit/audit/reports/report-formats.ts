@@ -24,7 +24,7 @@
  * the legend is in the run's property bag and in every rule's help, which code scanning shows beside
  * an alert.
  */
-import { type JsonReport, type JsonResult, SHRINK_STOPPED, failsRun, total } from "./report.js";
+import { type JsonReport, type JsonResult, SHRINK_STOPPED, failsRun, total, verdict } from "./report.js";
 import type { CoverageRow } from "../coverage.js";
 import { findingLines } from "../../findings/findings.js";
 import { VERSION } from "../../version.js";
@@ -40,13 +40,16 @@ export function toJUnit(report: JsonReport): string {
     const open = `    <testcase classname=${attribute(result.gate)} name=${attribute(result.id)} time="${seconds(result.timeMs)}"`;
     if (result.status === "skipped") return `${open}>\n      <skipped message=${attribute(`needs ${result.missing?.join(", ")}, which the module does not export`)}/>\n    </testcase>`;
     if (result.status === "not-applicable") return `${open}>\n      <skipped message=${attribute(`not applicable: ${result.reason ?? ""}`)}/>\n    </testcase>`;
+    // Short of the runs every verdict needs: no pass, an error the CI system shows.
+    if (result.status === "passed" && result.shortOfFloor !== undefined)
+      return `${open}>\n      <error message=${attribute(`${verdict(result, report)}: ${result.shortOfFloor.callMs === undefined ? "the audit reached --max-time first" : "the target is too slow for this budget"}`)} type="unjudged"/>\n    </testcase>`;
     if (result.status === "passed") return `${open}/>`;
     const detail = failureText(result);
     if (failsRun(result, report))
       return `${open}>\n      <failure message=${attribute(result.reason ?? result.title)} type=${attribute(result.consequence ?? result.kind)}>${text(detail)}</failure>\n    </testcase>`;
     return `${open}>\n      <system-out>${text(`${passedBecause(result)}\n${detail}`)}</system-out>\n    </testcase>`;
   });
-  const counts = `tests="${summary.total}" failures="${summary.failed}" errors="0" time="${seconds(total(report.results, "timeMs"))}"`;
+  const counts = `tests="${summary.total}" failures="${summary.failed}" errors="${summary.unjudged}" time="${seconds(total(report.results, "timeMs"))}"`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="workspace-gates audit" ${counts}>`,

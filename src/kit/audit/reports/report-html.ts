@@ -65,6 +65,7 @@ function counts({ summary }: JsonReport): string {
     [summary.suppressed, "suppressed"],
     [summary.knownLimits, summary.knownLimits === 1 ? "known limit" : "known limits"],
     [summary.conformanceDiffers, summary.conformanceDiffers === 1 ? "text differs" : "texts differ"],
+    [summary.unjudged, "unjudged"],
     [summary.skipped, "skipped"],
     [summary.notApplicable, "not applicable"],
   ];

@@ -93,6 +93,8 @@ export interface Summary {
   suppressed: number;
   skipped: number;
   notApplicable: number;
+  /** Properties left short of the runs every verdict needs (too slow to judge, cut at `--max-time`): neither passed nor failed. */
+  unjudged: number;
   /** Known limits that failed, as the chapter's design does. */
   knownLimits: number;
   /** Conformance properties whose texts differ from the chapter's (failures only with `--conformance`). */
@@ -223,12 +225,13 @@ export function summarize(results: readonly Judged[], rule: VerdictRule): Summar
   }
   return {
     total: results.length,
-    passed: count((result) => result.status === "passed"),
+    passed: count((result) => result.status === "passed" && result.shortOfFloor === undefined),
     failed: count((result) => failsRun(result, rule)),
     warnings: count((result) => warns(result, rule)),
     suppressed: count((result) => suppressedOnly(result, rule)),
     skipped: count((result) => result.status === "skipped"),
     notApplicable: count((result) => result.status === "not-applicable"),
+    unjudged: count((result) => result.status === "passed" && result.shortOfFloor !== undefined),
     knownLimits: count((result) => result.kind === "limit" && result.status === "failed"),
     conformanceDiffers: count((result) => result.kind === "conformance" && result.status === "failed"),
     byConsequence,
@@ -370,6 +373,7 @@ const CLOSING_WORDS: readonly [word: string, one: string, many: string][] = [
   ["warning", "warning", "warnings"],
   ["suppressed", "suppressed", "suppressed"],
   ["too slow to judge", "too slow to judge", "too slow to judge"],
+  ["cut at --max-time", "cut at --max-time", "cut at --max-time"],
   ["known limit", "known limit", "known limits"],
   ["passed (limit closed)", "limit closed", "limits closed"],
   ["differs", "text differs", "texts differ"],
@@ -473,7 +477,7 @@ export function addedUp(parts: readonly Counted[]): Counted {
 /** What a property short of its floor ran, and what the floor would take. */
 function shortLine(result: Pick<PropertyResult, "runs" | "cases">, { floorRuns, neededMs, callMs, maxTimeSeconds }: ShortOfFloor): string {
   const ran = result.cases === 0 ? "judged nothing" : `judged ${result.cases} case${result.cases === 1 ? "" : "s"} in ${result.runs} of the ${floorRuns} runs a verdict needs`;
-  if (callMs === undefined) return `${ran}: the audit reached --max-time ${maxTimeSeconds ?? "?"} first (the machine's load, not the target's pace)`;
+  if (callMs === undefined) return `${ran}: the audit reached --max-time ${maxTimeSeconds ?? "?"} first, though the target's calls were fast enough`;
   return `${ran}: the target is too slow for this budget (its calls take a median ${Math.round(callMs * 10) / 10} ms: the ${floorRuns} runs' calls would keep it busy about ${Math.ceil((neededMs ?? 0) / 1000)} s)`;
 }
 
