@@ -93,6 +93,23 @@ describe("generated state stays out of the repository", () => {
   });
 });
 
+describe("SECURITY.md's claims", () => {
+  // A merge once left one claim with no evidence cell and the next with two: GitHub drops the extra
+  // cell, so the first claim showed no test at all.
+  it("each row of the claims table is one claim and its evidence, both given", async () => {
+    const lines = (await readFile("SECURITY.md", "utf8")).split("\n");
+    const start = lines.indexOf("| claim | evidence (test) |");
+    expect(start).toBeGreaterThan(-1);
+    const rows = lines.slice(start + 2).filter((line, index, all) => all.slice(0, index + 1).every((earlier) => earlier.startsWith("|")));
+    expect(rows.length).toBeGreaterThan(10);
+    const malformed = rows.filter((row) => {
+      const cells = row.slice(1, -1).split(" | ");
+      return !row.endsWith(" |") || cells.length !== 2 || cells.some((cell) => cell.trim() === "");
+    });
+    expect(malformed.map((row) => row.slice(0, 80))).toEqual([]);
+  });
+});
+
 describe("the documentation's links", () => {
   it("every relative link in README.md, SECURITY.md and docs/ names a file that exists", async () => {
     const pages = ["README.md", "SECURITY.md", ...(await readdir("docs", { recursive: true })).filter((file) => file.endsWith(".md")).map((file) => join("docs", file))];
