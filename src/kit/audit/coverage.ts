@@ -6,8 +6,8 @@
  * Promises: `judgeCoverage` gives one row per offered tool, in the target's order. A tool that plays
  * an operation is attacked when a property called it in the runs the audit counted; when none did, it
  * fails the rule, unless the run was asked for a part of the audit (`--only`) that leaves out its
- * operation's property, or its property ran out of time on a target too slow for the budget (`out of
- * time`: that run gives no verdict at all, audit/command/command.ts). A tool that takes a path no operation fits is attacked generically (`other`,
+ * operation's property, or its property ran out of time (a target too slow for the budget, or
+ * `--max-time` reached: `out of time`, and that run gives no verdict at all, audit/command/command.ts). A tool that takes a path no operation fits is attacked generically (`other`,
  * operations/classify.ts) and judged like the rest; one that takes no path, and one the user excluded by name, pass it and are
  * listed with why. A target that offers no tool makes the rule not applicable. A row of a tool that
  * has optional arguments lists each, with the calls that sent it (0: never exercised).

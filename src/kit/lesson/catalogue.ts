@@ -6,7 +6,7 @@
  * breaks first: for a path-check seam, every property the kill matrix (fixtures/kill-matrix.json) saw
  * fail on any catalogued fork of that seam (test/lesson-command.test.ts holds the lists to it), so a
  * fix that mends the example and breaks the rule another way (`path.startsWith(root + "/")`, which
- * fails `isInside.posix` at the root `/` and `isInside.win32` everywhere) does not pass.
+ * fails `isInside.posix` on `/ws/..`, and departs on `isInside.win32` at the checks' budget) does not pass.
  * Does not promise: that a fix which passes is right for seeds, budgets or platforms the check did not run.
  */
 import { type SeamName, pathForkSource, toolsForkSource } from "./fork-source.js";
@@ -105,7 +105,7 @@ export const LESSONS: readonly Lesson[] = [
     title: "the window between check and use",
     mistake:
       "The chapter's tools check a path, then open it by name. Another process (a bash job, a second agent)\ncan swap a directory on the way for a symlink between the two, and the open follows it outside. No\ncheck by name can close this: the open itself must refuse to leave the root.",
-    task: "give the agent tools that open what they checked. The package ships one answer; find it in\nits public exports (its README, \"The verified tools\").",
+    task: "give the agent tools that open what they checked. The package ships one answer; find it in\nits public exports (its README, \"The package's own tools\": createVerifiedWorkspaceTools).",
     source(checkCommand) {
       return toolsForkSource(header(this.name, this.title, this.mistake, this.task, checkCommand));
     },

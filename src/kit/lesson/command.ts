@@ -110,6 +110,8 @@ async function grade(lesson: Lesson, fork: string, io: CliIo): Promise<number> {
     const args = step.args.map((arg) => (arg === "{fork}" ? fork : arg));
     io.stdout(`\n== check ${verdicts.length + 1} of ${lesson.checks.length}: ${step.shows}\n   ${invocationOf(io, step.command)} ${args.map(shellWord).join(" ")}\n\n`);
     const code = await commands[step.command].run(args, io);
+    // Ctrl-C or SIGTERM stopped the check: that is no grade, and the exit says so (128 + the signal).
+    if (code >= 128) return code;
     verdicts.push({ shows: step.shows, code });
   }
   const failed = verdicts.filter(({ code }) => code !== 0);

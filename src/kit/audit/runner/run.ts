@@ -54,8 +54,8 @@ export interface RunOptions {
    */
   targetBudgetMs?: number;
   /**
-   * When a run's case must start no new call, in ms from the start of the run (a slow target's, whose
-   * floor of runs cannot fit its share: command/budget.ts); the cases it leaves are not counted as judged.
+   * When a run's case must start no new call, in ms from the start of the run (`--max-time`'s cap:
+   * command/budget.ts); the cases it leaves are not counted as judged.
    */
   caseDeadlineMs?: number;
   /**
