@@ -107,6 +107,18 @@ describe("toctou --png", () => {
   });
 });
 
+describe("toctou's report files", () => {
+  // A review found a race run to its end, its escape found, then exit 2 for a report file it could not
+  // write: the verdict was lost. Each file is tried before the run now, as the audit does.
+  it.each(["--json", "--sarif", "--svg", "--png"])("refuses %s into a missing folder before the run (exit 2, one line, nothing run)", async (flag) => {
+    const file = join(dir, "missing", "report.out");
+    const { code, stdout, stderr } = await toctou([flag, file]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(new RegExp(`^toctou: cannot write ${flag} \\S+report\\.out: ENOENT[^\\n]*\\n$`));
+  });
+});
+
 describe("the PNG renderer's refusals", () => {
   it("names the package and how to install it when @resvg/resvg-js is not installed", async () => {
     const missing: LoadRenderer = () => Promise.reject(new Error("Cannot find package '@resvg/resvg-js' imported from /x/png.js"));

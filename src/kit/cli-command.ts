@@ -7,6 +7,7 @@
  * flag is said in the CLI's own words: the flag, the closest known one when it is near ("did you mean
  * --seed?"), never Node's advice to pass it after `--` (which starts an MCP server's command here).
  */
+import { open, rm } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
 export interface CliIo {
@@ -96,4 +97,29 @@ function editDistance(from: string, to: string): number {
     previous = current;
   }
   return previous[to.length] as number;
+}
+
+/**
+ * Why `file` cannot be written, found before a long run rather than after it: opened for appending
+ * (which changes nothing in an existing file) and removed again if this made it.
+ */
+export async function unwritable(file: string): Promise<string | undefined> {
+  let created = false;
+  try {
+    const handle = await open(file, "wx").then(
+      (fresh) => {
+        created = true;
+        return fresh;
+      },
+      async (error: NodeJS.ErrnoException) => {
+        if (error.code === "EEXIST") return open(file, "a");
+        throw error;
+      },
+    );
+    await handle.close();
+    if (created) await rm(file);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }

@@ -15,7 +15,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { type Sandbox, createSandbox } from "../sandbox/sandbox.js";
-import type { CliCommand, CliIo } from "../cli-command.js";
+import { type CliCommand, type CliIo, unwritable } from "../cli-command.js";
 import { type DeterministicReport, runDeterministic } from "./deterministic.js";
 import { TOCTOU_USAGE, type ToctouPictures, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
@@ -46,6 +46,14 @@ export const toctouCommand: CliCommand = {
     if (plan.help) {
       io.stdout(TOCTOU_USAGE);
       return 0;
+    }
+    // Found out before the run, not after a race of a minute whose verdict would then be lost.
+    for (const [flag, file] of [["--json", plan.json], ["--sarif", plan.sarif], ["--svg", plan.svg], ["--png", plan.png]] as const) {
+      const problem = file === undefined ? undefined : await unwritable(file);
+      if (problem !== undefined) {
+        io.stderr(`toctou: cannot write ${flag} ${file}: ${problem}\n`);
+        return 2;
+      }
     }
     const guard = guardInterrupts();
     try {

@@ -3,7 +3,7 @@
  * the checks that find a file or directory it cannot write before a long run rather than after it.
  */
 import { constants } from "node:fs";
-import { access, mkdir, open, rm, stat } from "node:fs/promises";
+import { access, mkdir, stat } from "node:fs/promises";
 import { type AuditReport, type ReplayPrefix, type TargetWords, toJson } from "../reports/report.js";
 import { toJUnit, toSarif } from "../reports/report-formats.js";
 import { toHtml } from "../reports/report-html.js";
@@ -24,29 +24,6 @@ export function reportFiles(options: AuditArgs): ReportFile[] {
   return files;
 }
 
-/**
- * Why `file` cannot be written, found before a long run rather than after it: opened for appending
- * (which changes nothing in an existing file) and removed again if this made it.
- */export async function unwritable(file: string): Promise<string | undefined> {
-  let created = false;
-  try {
-    const handle = await open(file, "wx").then(
-      (fresh) => {
-        created = true;
-        return fresh;
-      },
-      async (error: NodeJS.ErrnoException) => {
-        if (error.code === "EEXIST") return open(file, "a");
-        throw error;
-      },
-    );
-    await handle.close();
-    if (created) await rm(file);
-    return undefined;
-  } catch (error) {
-    return messageOf(error);
-  }
-}
 
 /** Makes `dir` (and its parents) unless it exists; answers why it cannot hold the regression tests, or undefined. */
 export async function notAWritableDirectory(dir: string): Promise<string | undefined> {
