@@ -23,7 +23,7 @@ describe("each enumerated class dies at the default budget for every seed 1..20"
   it("covers the classes issue 16 names, the variants only containment.write catches, the official server's twin, and the forks issue 46 found dying only at lucky seeds", () => {
     const issue16 = ["array-input", "bash-no-max-buffer", "bash-no-output-cut", "bash-no-timeout", "case-insensitive", "coerced-field", "lossy-name", "root-as-given", "root-swapped"];
     const onlyWrite = VULNERABLE_VARIANTS.filter((variant) => variant.caughtBy.join() === "containment.write").map((variant) => variant.module);
-    expect(onlyWrite).toEqual(["truncate-before-check", "mkdir-before-check"]);
+    expect(onlyWrite).toEqual(["truncate-before-check", "mkdir-before-check", "refused-after-writing"]);
     const lucky = ["bash-in-root-as-given", "decoded-after-check"];
     const denyLists = ["protect-root-only", "protect-case-sensitive", "protect-not-through-links", "protect-decoded-after-check"];
     expect(rows.map((row) => row.module).sort()).toEqual([...issue16, ...onlyWrite, "quote-trimmed", ...lucky, ...denyLists, "home-expanded", "folded-after-check", "loop-lexical-rest"].sort());
