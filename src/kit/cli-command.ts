@@ -120,6 +120,11 @@ export async function unwritable(file: string): Promise<string | undefined> {
     if (created) await rm(file);
     return undefined;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return messageOf(error);
   }
+}
+
+/** What an error says, as one line of a command's message. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

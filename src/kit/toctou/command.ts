@@ -15,7 +15,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { type Sandbox, createSandbox } from "../sandbox/sandbox.js";
-import { type CliCommand, type CliIo, unwritable } from "../cli-command.js";
+import { type CliCommand, type CliIo, messageOf, unwritable } from "../cli-command.js";
 import { type DeterministicReport, runDeterministic } from "./deterministic.js";
 import { TOCTOU_USAGE, type ToctouPictures, type ToctouPlan, parseToctouFlags } from "./flags.js";
 import { guardInterrupts } from "./interrupt.js";
@@ -119,7 +119,7 @@ async function runInSandbox(plan: Exclude<ToctouPlan, { help: true }>, io: CliIo
     }
     return code;
   } catch (error) {
-    io.stderr(`toctou: could not run: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`toctou: could not run: ${messageOf(error)}\n`);
     return 2;
   } finally {
     await target?.dispose();

@@ -37,7 +37,7 @@
  * each of its tools (tool-list.ts) and stops: exit 0, or 2 when the target cannot be started.
  */
 import { writeFile } from "node:fs/promises";
-import { type CliCommand, type CliIo, invocationOf, unwritable } from "../../cli-command.js";
+import { type CliCommand, type CliIo, invocationOf, messageOf, unwritable } from "../../cli-command.js";
 import { type InterruptGuard, guardInterrupts } from "../../toctou/interrupt.js";
 import { PROPERTIES } from "../properties/index.js";
 import { compareWithBaseline, readBaseline, renderComparison } from "../reports/baseline.js";
@@ -62,7 +62,7 @@ import { FILESYSTEM_SERVER_MAPPING, readMapping } from "../../mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget } from "../../mcp/target.js";
 import { DEFAULT_RUNS, type MaxTime, budgetShares, runWithinTime, shortOfFloor } from "./budget.js";
 import { type AuditArgs, SYNOPSIS, USAGE, parseAuditArgs } from "./flags.js";
-import { type ReportFile, messageOf, notAWritableDirectory, reportFiles } from "./report-files.js";
+import { type ReportFile, notAWritableDirectory, reportFiles } from "./report-files.js";
 
 export const auditCommand: CliCommand = {
   name: "audit",

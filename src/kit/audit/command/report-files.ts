@@ -8,6 +8,7 @@ import { type AuditReport, type ReplayPrefix, type TargetWords, toJson } from ".
 import { toJUnit, toSarif } from "../reports/report-formats.js";
 import { toHtml } from "../reports/report-html.js";
 import type { AuditArgs } from "./flags.js";
+import { messageOf } from "../../cli-command.js";
 
 export interface ReportFile {
   flag: string;
@@ -35,8 +36,4 @@ export async function notAWritableDirectory(dir: string): Promise<string | undef
   } catch (error) {
     return messageOf(error);
   }
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
