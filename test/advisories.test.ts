@@ -3,14 +3,17 @@
 // fixed version is either the advisory's class (then the fix did not hold) or explained.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { ADVISORIES, ADVISORY_CLASSES, AUDITED_VERSIONS } from "../fixtures/advisories.js";
-import { ADVISORIES_DATA_FILE, ADVISORIES_PAGE_FILE, type AdvisoriesData, renderAdvisories, showsClass } from "../scripts/advisories-table.js";
+import { ADVISORIES, ADVISORY_CLASSES, type AdvisoryClass, AUDITED_VERSIONS } from "../fixtures/advisories.js";
+import { ADVISORIES_DATA_FILE, ADVISORIES_PAGE_FILE, type AdvisoriesData, RACE_ATTEMPTS, renderAdvisories, showing, showsClass } from "../scripts/advisories-table.js";
+import { parseProtectPatterns } from "../src/kit/operations/protected-paths.js";
+import { RACE_OPERATIONS } from "../src/kit/toctou/race.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import { isConvention } from "../src/kit/findings/findings.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget } from "../src/kit/operations/target.js";
 
 const data = JSON.parse(await readFile(ADVISORIES_DATA_FILE, "utf8")) as AdvisoriesData;
+const classOf = (name: keyof typeof ADVISORY_CLASSES): AdvisoryClass => ADVISORY_CLASSES[name];
 const runsOf = (pkg: string, version: string) => data.runs.filter((run) => run.package === pkg && run.version === version);
 
 describe("the advisories table (docs/advisories.md)", () => {
@@ -38,10 +41,39 @@ describe("the advisories table (docs/advisories.md)", () => {
   });
 
   it("finds every advisory's class on its vulnerable version, and on no seed of its fixed one", () => {
-    for (const advisory of ADVISORIES) {
+    for (const advisory of ADVISORIES.filter((candidate) => classOf(candidate.class).race === undefined)) {
       const shows = (version: string) => runsOf(advisory.package, version).filter((run) => run.findings.some((finding) => !isConvention(finding.consequence) && showsClass(finding, ADVISORY_CLASSES[advisory.class])));
-      expect(shows(advisory.vulnerable).length, `${advisory.id} on ${advisory.vulnerable}`).toBeGreaterThan(0);
+      if (advisory.unseen === undefined) expect(shows(advisory.vulnerable).length, `${advisory.id} on ${advisory.vulnerable}`).toBeGreaterThan(0);
+      else expect(shows(advisory.vulnerable).map((run) => run.seed), `${advisory.id} on ${advisory.vulnerable} is said unseen`).toEqual([]);
       expect(shows(advisory.fixed).map((run) => run.seed), `${advisory.id} on ${advisory.fixed}`).toEqual([]);
+    }
+  });
+
+  it("races every version of a race advisory five times at the same tries, each race judged, a fixed version's beside a control that escaped", () => {
+    const raced = new Set(ADVISORIES.filter((advisory) => classOf(advisory.class).race !== undefined).flatMap((advisory) => [`${advisory.package}@${advisory.vulnerable}`, `${advisory.package}@${advisory.fixed}`]));
+    expect(raced.size).toBeGreaterThan(0);
+    for (const name of raced) {
+      const races = (data.races ?? []).filter((race) => `${race.package}@${race.version}` === name);
+      expect(races.map((race) => race.run), name).toEqual([1, 2, 3, 4, 5]);
+      const fixed = ADVISORIES.some((advisory) => `${advisory.package}@${advisory.fixed}` === name && classOf(advisory.class).race !== undefined);
+      for (const race of races) {
+        expect([0, 1], `${name} race ${race.run}: ${race.verdict ?? ""}`).toContain(race.exitCode);
+        // A race a fixed version did not lose means something only if the chapter's tools lost it in the same tries.
+        if (fixed) expect(race.control?.escapes, `${name} race ${race.run}'s control`).toBeGreaterThan(0);
+        expect(Object.values(race.perOperation).reduce((sum, tally) => sum + tally.attempts, 0), `${name} race ${race.run}`).toBe(RACE_ATTEMPTS);
+      }
+    }
+  });
+
+  it("finds every race advisory's operations escaping on its vulnerable version, and in no race of its fixed one", () => {
+    for (const advisory of ADVISORIES.filter((candidate) => classOf(candidate.class).race !== undefined)) {
+      const operations = classOf(advisory.class).race!;
+      for (const operation of operations) expect(RACE_OPERATIONS as readonly string[], `${advisory.id}: ${operation}`).toContain(operation);
+      const won = (version: string) =>
+        (data.races ?? []).filter((race) => race.package === advisory.package && race.version === version && operations.some((operation) => (race.perOperation[operation]?.escapes ?? 0) > 0)).map((race) => race.run);
+      expect(won(advisory.vulnerable).length, `${advisory.id} on ${advisory.vulnerable}`).toBeGreaterThan(0);
+      expect(won(advisory.fixed), `${advisory.id} on ${advisory.fixed}`).toEqual([]);
+      expect(showing(data, advisory.package, advisory.fixed, classOf(advisory.class)).shown).toEqual([]);
     }
   });
 
@@ -54,11 +86,51 @@ describe("the advisories table (docs/advisories.md)", () => {
       for (const run of runsOf(version.package, version.version))
         for (const finding of run.findings.filter((candidate) => !isConvention(candidate.consequence)))
           if (!fixes.some((advisory) => showsClass(finding, ADVISORY_CLASSES[advisory.class]))) expect(version.standing[finding.id], `${version.version} ${finding.id}`).toMatch(/\w{4,}/);
+      const raceFixes = ADVISORIES.filter((advisory) => advisory.package === version.package && [advisory.fixed, advisory.vulnerable].includes(version.version))
+        .map((advisory) => classOf(advisory.class).race)
+        .filter((operations) => operations !== undefined);
+      if (!fixes.some((advisory) => classOf(advisory.class).race !== undefined)) continue;
+      for (const race of (data.races ?? []).filter((candidate) => candidate.package === version.package && candidate.version === version.version))
+        for (const [operation, tally] of Object.entries(race.perOperation))
+          if (tally.escapes > 0 && !raceFixes.some((operations) => operations.includes(operation))) expect(version.raceStanding?.[operation], `${version.version} race ${operation}`).toMatch(/\w{4,}/);
     }
   });
 });
 
 describe("a class, as a failure shows it", () => {
+  // GHSA-9c83-rr99-vfwj and GHSA-j99q-93c9-h869: MCPVault's deny list, anchored at the root, and matched as spelled.
+  it("tells a deny list anchored at the root from one matched as spelled, and from one not enforced through a link", async () => {
+    const read = PROPERTIES.find((property) => property.id === "protected.read")!;
+    const failureOf = async (fork: string) => {
+      const target = { ...(await loadTarget(`fixtures/vulnerable/${fork}.ts`)), protect: parseProtectPatterns([".git"], "--protect") };
+      const result = await runProperty(read, target, { seed: 1, runs: 3 });
+      expect(result.status, fork).toBe("failed");
+      return { id: result.id, consequence: result.consequence!, threat: result.threat!, reason: result.reason ?? "", counterexample: result.counterexample ?? "" };
+    };
+    const anchored = await failureOf("protect-root-only");
+    expect(showsClass(anchored, ADVISORY_CLASSES.anchoredDenyList), anchored.counterexample).toBe(true);
+    expect(showsClass(anchored, ADVISORY_CLASSES.caseAndDotDenyList)).toBe(false);
+    const folded = await failureOf("protect-case-sensitive");
+    expect(showsClass(folded, ADVISORY_CLASSES.caseAndDotDenyList), folded.counterexample).toBe(true);
+    expect(showsClass(folded, ADVISORY_CLASSES.anchoredDenyList)).toBe(false);
+    const linked = await failureOf("protect-not-through-links");
+    expect(showsClass(linked, ADVISORY_CLASSES.anchoredDenyList) || showsClass(linked, ADVISORY_CLASSES.caseAndDotDenyList), linked.counterexample).toBe(false);
+  });
+
+  it("takes `./.git/config` for the anchored deny list: the name is not the path's first as given", () => {
+    const counterexample = [
+      "workspace: ws, handed over as its real path",
+      "protected (--protect): .git, .obsidian; each protected file holds PROTECTED-SECRET-5c1e and its path",
+      "calls, in order (the rule broke at call 2):",
+      '  1. client.callTool({"name":"read_note","arguments":{"path":".GIT/config"}})',
+      '  2. client.callTool({"name":"read_note","arguments":{"path":"./.obsidian/config"}})',
+    ].join("\n");
+    const finding = { id: "protected.read", consequence: "protected read" as const, reason: "", counterexample };
+    expect(showsClass(finding, ADVISORY_CLASSES.anchoredDenyList)).toBe(true);
+    expect(showsClass(finding, ADVISORY_CLASSES.caseAndDotDenyList)).toBe(false);
+    expect(showsClass({ ...finding, counterexample: counterexample.replace("call 2)", "call 1)") }, ADVISORY_CLASSES.caseAndDotDenyList)).toBe(true);
+  });
+
   const failureOf = async (module: string) => {
     const write = PROPERTIES.find((property) => property.id === "containment.write")!;
     const result = await runProperty(write, await loadTarget(module), { seed: 1, runs: 10, stopAtFirstFailure: true });
