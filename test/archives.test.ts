@@ -19,11 +19,10 @@ import { runProperty } from "../src/kit/audit/runner/run.js";
 import { coverageRows } from "../src/kit/audit/coverage.js";
 import { renderToolList } from "../src/kit/audit/reports/tool-list.js";
 import { parseMapping } from "../src/kit/mcp/mapping.js";
-import { mcpTarget } from "../src/kit/mcp/target.js";
 import { argumentsFor, classifyTool } from "../src/kit/operations/classify.js";
 import { type AuditTarget, loadTarget, offeredTools } from "../src/kit/operations/target.js";
 import { type TarEntry, tarBytes } from "../src/kit/sandbox/tar.js";
-import { defaultRuns, overMcp } from "./support/surface.js";
+import { defaultRuns, overMcp, overServer } from "./support/surface.js";
 
 afterAll(() => disposeSandboxes());
 
@@ -31,17 +30,6 @@ const TWIN = "fixtures/archives/archives.ts";
 const ID = containmentExtract.id;
 const string = { type: "string" };
 const object = (properties: Record<string, unknown>) => ({ type: "object", properties, required: Object.keys(properties) });
-
-/** `body` with the Python server started by `command` as the target, disposed after. */
-async function overPython<R>(command: readonly string[], body: (target: AuditTarget) => Promise<R>): Promise<{ answer: R; serverFailure: string | undefined }> {
-  const target = mcpTarget([...command], parseMapping("{}", "the default mapping"));
-  try {
-    await target.prepare();
-    return { answer: await body(target), serverFailure: target.serverFailure };
-  } finally {
-    await target.dispose();
-  }
-}
 
 const run = (target: AuditTarget) => runProperty(containmentExtract, target, { seed: 1, runs: defaultRuns(ID) });
 
@@ -120,7 +108,7 @@ describe("the correct twins pass, each planted bug dies at seed 1 with the entri
   });
 
   it("the Python server with tarfile's data filter passes: a server in another language, over MCP", { timeout: 180_000 }, async () => {
-    const { answer, serverFailure } = await overPython(PYTHON_TWIN, run);
+    const { answer, serverFailure } = await overServer(PYTHON_TWIN, run);
     expect(answer.status, `${answer.reason}\n${answer.counterexample}`).toBe("passed");
     expect(serverFailure).toBeUndefined();
   });
@@ -138,7 +126,7 @@ describe("the correct twins pass, each planted bug dies at seed 1 with the entri
   });
 
   it.each(servers.map((server) => [server.join(" "), server] as const))("%s dies over MCP", { timeout: 180_000 }, async (_name, server) => {
-    const { answer, serverFailure } = await overPython(server, run);
+    const { answer, serverFailure } = await overServer(server, run);
     expect(answer.status).toBe("failed");
     expect(answer.counterexample).not.toMatch(/docs\/readme\.txt|notes\.txt/);
     expect(serverFailure).toBeUndefined();
