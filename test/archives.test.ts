@@ -132,3 +132,17 @@ describe("the correct twins pass, each planted bug dies at seed 1 with the entri
     expect(serverFailure).toBeUndefined();
   });
 });
+
+describe("every run of containment.extract", () => {
+  // An extractor that stops at its first bad entry meets only the first class of an archive: with every
+  // class in one archive, names checked and links followed (follows-extracted-link) passed every seed.
+  it("extracts each class of hostile entries from an archive of its own", () => {
+    const classOf = (entry: TarEntry) =>
+      entry.name.startsWith("../") ? "climb" : entry.name.startsWith("$BOX/") ? "absolute" : /^(lnk|leaf\.txt|hard\.txt|sub)(\/|$)/.exec(entry.name)?.[1];
+    for (const { probes } of fc.sample(containmentExtract.arbitrary, { seed: 5, numRuns: 20 })) {
+      const classes = probes.map((probe) => [...new Set(probe.entries.map(classOf).filter((found) => found !== undefined))]);
+      expect(classes.every((found) => found.length === 1), JSON.stringify(classes)).toBe(true);
+      expect(new Set(classes.flat()).size).toBe(Object.keys(ARCHIVE_ATTACKS).length);
+    }
+  });
+});
