@@ -13,6 +13,8 @@ import { PROTECTED_PROPERTIES } from "../src/kit/audit/properties/protected.js";
 import type { JsonReport, JsonResult } from "../src/kit/audit/reports/report.js";
 import { SECRET } from "../src/kit/sandbox/sandbox.js";
 import { namedTwins } from "../src/kit/sandbox/root-twins.js";
+import { type TarEntry, tarBytes } from "../src/kit/sandbox/tar.js";
+import { entriesIn, entryOfText } from "../src/kit/audit/arbitraries/archives.js";
 import { cli, useScratch } from "./support/cli.js";
 import { type Answer, type Prepare, type Replayed, printed, replay } from "./support/replay.js";
 import { parseJUnit } from "./support/ci-reports.js";
@@ -134,6 +136,25 @@ const CASES: Case[] = [
     },
   },
   { id: "containment.other", module: "fixtures/shapes/permissions-lexical.ts", judge: changesOutside, keeper: "fixtures/shapes/shapes.ts" },
+  {
+    id: "containment.extract",
+    module: "fixtures/archives/join-unchecked.ts",
+    judge: either(changesOutside, leaksSecret),
+    keeper: "fixtures/archives/archives.ts",
+    // Each archive as its setup lines name it and its entries, $BOX the sandbox's directory.
+    async prepare(box, setup, makeTools) {
+      const archives: { name: string; entries: TarEntry[] }[] = [];
+      for (const line of setup) {
+        const named = /^\S+?\/(archive-\d+\.tar) is a tar the audit wrote, holding in order:$/.exec(line)?.[1];
+        const entry = entryOfText(line.trim());
+        if (named !== undefined) archives.push({ name: named, entries: [] });
+        else if (entry !== undefined) archives.at(-1)?.entries.push(entry);
+      }
+      expect(archives.length).toBeGreaterThan(0);
+      for (const { name, entries } of archives) await writeFile(join(box.root, name), tarBytes(entriesIn(entries, dirname(box.outside))));
+      makeTools();
+    },
+  },
   { id: "limits.hardlink", module: "fixtures/vulnerable/similar-prefix.ts", judge: leaksSecret, keeper: "verified.mjs" },
   { id: "sequences.bash", module: "fixtures/vulnerable/bash-outside-root.ts", judge: changesOutside },
   {

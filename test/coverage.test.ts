@@ -67,14 +67,17 @@ describe("classifying a tool", () => {
     // Issue 50: no operation fits, so the generic attack takes it (before: "unclassified", never attacked).
     [{ name: "frobnicate", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }, "other"],
     [{ name: "set_permissions", inputSchema: { type: "object", properties: { path: { type: "string" }, mode: { type: "string" } }, required: ["path", "mode"] } }, "other"],
-    [{ name: "extract_archive", inputSchema: { type: "object", properties: { archive_path: { type: "string" }, output_dir: { type: "string" } }, required: ["archive_path", "output_dir"] } }, "other"],
+    // Before: the generic attack, which sent hostile paths and never an archive with hostile entries.
+    [{ name: "extract_archive", inputSchema: { type: "object", properties: { archive_path: { type: "string" }, output_dir: { type: "string" } }, required: ["archive_path", "output_dir"] } }, "extract"],
+    [{ name: "unzip", inputSchema: { type: "object", properties: { path: { type: "string" }, destination: { type: "string" } }, required: ["path", "destination"] } }, "extract"],
+    [{ name: "convert_archive", inputSchema: { type: "object", properties: { archive_path: { type: "string" }, output_dir: { type: "string" } }, required: ["archive_path", "output_dir"] } }, "other"],
   ])("takes %j for %s", (tool, operation) => {
     expect(plays(classifyTool(tool))).toBe(operation);
   });
 
   it("the generic attack sends the attacked path in every path-like argument, and a mode or a time that changes what it reaches", () => {
     const classification = classifyTool({
-      name: "extract_archive",
+      name: "convert_archive",
       inputSchema: { type: "object", properties: { archive_path: { type: "string" }, output_dir: { type: "string" }, file_mode: { type: "integer" }, mtime: { type: "string" }, content_type: { type: "string" } }, required: ["archive_path", "output_dir", "file_mode", "mtime"] },
     });
     if (classification.kind !== "operation") throw new Error(classification.kind);

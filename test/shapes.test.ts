@@ -109,8 +109,8 @@ describe("how each carried path is shown", () => {
     expect(listed).toMatch(/apply_patch +write +schema +paths in the file headers of the patch `patch` \(\*\*\* Begin Patch\)/);
     expect(listed).toMatch(/apply_diff +write +schema +paths in the file headers of the patch `diff` \(unified\)/);
     expect(listed).toMatch(/read_uri +read +schema +path: uri; paths as file:\/\/ URIs/);
-    const generic = classifyTool({ name: "extract_archive", inputSchema: object({ archive_path: string, output_dir: string }) });
-    expect(renderToolList("x", [{ name: "extract_archive", classification: generic }])).toMatch(/^extract_archive +other +schema +path: archive_path; the same path in output_dir$/m);
+    const generic = classifyTool({ name: "convert_archive", inputSchema: object({ archive_path: string, output_dir: string }) });
+    expect(renderToolList("x", [{ name: "convert_archive", classification: generic }])).toMatch(/^convert_archive +other +schema +path: archive_path; the same path in output_dir$/m);
     const rows = coverageRows(offered, [], undefined);
     expect(rows.find((row) => row.tool === "apply_diff")).toMatchObject({ plays: "write", verdict: "not attacked", why: expect.stringMatching(/^by schema, paths in the file headers of the patch `diff`/) });
   });

@@ -9,4 +9,4 @@ const CHAPTER_OPERATIONS = [containmentId("read"), containmentId("write")];
 
 /** Whether `id` is the property of an operation the chapter's tools do not do, or of protected entries, which no audit without --protect has. */
 export const notTheChapters = (id: string): boolean =>
-  (OPERATION_PROPERTIES.some((property) => property.id === id) && !CHAPTER_OPERATIONS.includes(id)) || PROTECTED_PROPERTIES.some((property) => property.id === id);
+  (OPERATION_PROPERTIES.some((property) => property.id === id) && !CHAPTER_OPERATIONS.includes(id)) || id === containmentId("extract") || PROTECTED_PROPERTIES.some((property) => property.id === id);

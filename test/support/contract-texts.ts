@@ -53,6 +53,7 @@ const FIELD: Record<Role, string> = {
   content: "`content`",
   oldText: "`oldText`",
   newText: "`newText`",
+  archive: "`archive` (a tar in the workspace)",
 };
 
 export function renderOperations(): string {

@@ -4,7 +4,7 @@ import { DEFAULT_RUNS } from "../../src/kit/audit/command/budget.js";
 import { PROPERTIES } from "../../src/kit/audit/properties/index.js";
 import { disposeSandboxes } from "../../src/kit/audit/runner/property.js";
 import { runProperty } from "../../src/kit/audit/runner/run.js";
-import { readMapping } from "../../src/kit/mcp/mapping.js";
+import { parseMapping, readMapping } from "../../src/kit/mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget } from "../../src/kit/mcp/target.js";
 import type { AuditTarget } from "../../src/kit/operations/target.js";
 
@@ -38,9 +38,32 @@ export async function missedSeeds(target: AuditTarget, id: string, seeds: readon
   return missed;
 }
 
+/**
+ * The seeds at which `id`, at its default budget, did not pass the target: a correct twin must pass
+ * every one. Sandboxes, and the servers started on them, are kept from seed to seed, as `missedSeeds` does.
+ */
+export async function failedSeeds(target: AuditTarget, id: string, seeds: readonly number[]): Promise<number[]> {
+  const failed: number[] = [];
+  try {
+    for (const seed of seeds) if ((await runProperty(property(id), target, { seed, runs: defaultRuns(id), keepSandboxes: true })).status !== "passed") failed.push(seed);
+  } finally {
+    await disposeSandboxes();
+  }
+  return failed;
+}
+
 /** `body` with a target serving `module` over MCP, disposed after; answers the body's answer and whether a server failed. */
 export async function overMcp<R>(module: string, body: (target: McpAuditTarget) => Promise<R>): Promise<{ answer: R; serverFailure: string | undefined }> {
-  const target = mcpTarget(served(module), await readMapping(MAPPING_FILE));
+  return overServer(served(module), body, await readMapping(MAPPING_FILE));
+}
+
+/** `body` with the MCP server `command` starts (`{root}` its root; a Python one, say) as the target, under `mapping` (default: the default mapping), disposed after. */
+export async function overServer<R>(
+  command: readonly string[],
+  body: (target: McpAuditTarget) => Promise<R>,
+  mapping = parseMapping("{}", "the default mapping"),
+): Promise<{ answer: R; serverFailure: string | undefined }> {
+  const target = mcpTarget([...command], mapping);
   try {
     await target.prepare();
     return { answer: await body(target), serverFailure: target.serverFailure };

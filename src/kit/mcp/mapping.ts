@@ -114,7 +114,7 @@ export function parseMapping(text: string, file: string): McpMapping {
       const ids = OPERATIONS.map((known) => known.id);
       if (!ids.includes(entry.operation as OperationId)) fail(`${where}.operation must be one of ${ids.map((id) => JSON.stringify(id)).join(", ")} (or give "exclude" with the reason)`);
       const args = object(entry.arguments ?? {}, `${where}.arguments`);
-      known(args, `${where}.arguments`, ["path", "paths", "source", "destination", "pattern", "content", "oldText", "newText", "edits", "items", "patch"]);
+      known(args, `${where}.arguments`, ["path", "paths", "source", "destination", "pattern", "content", "oldText", "newText", "archive", "edits", "items", "patch"]);
       for (const role of Object.keys(args)) name(args, role, `${where}.arguments`, "");
       const choice = <T extends string>(key: string, values: readonly T[]): T | undefined =>
         entry[key] === undefined ? undefined : values.includes(entry[key] as T) ? (entry[key] as T) : fail(`${where}.${key} must be one of ${values.map((v) => JSON.stringify(v)).join(", ")}`);

@@ -11,13 +11,14 @@
 import type { Consequence } from "../findings/findings.js";
 
 /** What a tool does, as the audit attacks it. */
-export type OperationId = "read" | "readMany" | "write" | "edit" | "mkdir" | "list" | "tree" | "search" | "grep" | "stat" | "move" | "copy" | "delete" | "other";
+export type OperationId = "read" | "readMany" | "write" | "edit" | "mkdir" | "list" | "tree" | "search" | "grep" | "stat" | "move" | "copy" | "delete" | "extract" | "other";
 
 /**
  * The parts of an operation's input: a path, a list of them, the two ends of a move, a pattern,
- * content, and an edit's old and new text (which a tool may take bare or as a list of edits).
+ * content, an edit's old and new text (which a tool may take bare or as a list of edits), and the
+ * archive an extraction unpacks (into its `destination`).
  */
-export type Role = "path" | "paths" | "source" | "destination" | "pattern" | "content" | "oldText" | "newText";
+export type Role = "path" | "paths" | "source" | "destination" | "pattern" | "content" | "oldText" | "newText" | "archive";
 
 /**
  * One operation's input, by role: what the audit asks, before a target's tool names its arguments;
@@ -85,15 +86,20 @@ export interface Operation {
   oracles: readonly OracleId[];
   /** The `spec.name`s a module's tool takes for this operation (docs/contract.md, "Further tools"). */
   moduleNames: readonly string[];
+  /**
+   * What its property attacks: `tree`, probes aimed at a laid-out tree (operations.ts); `entries`, the
+   * entries of archives the audit builds, laid into the workspace (archives.ts).
+   */
+  attacked: "tree" | "entries";
 }
 
 const READ_ONLY: readonly OracleId[] = ["secretInAnswer", "outsideRevealed", "outsideChanged"];
 
 /** Every operation, in the order the audit attacks them and the report lists them. */
 export const OPERATIONS: readonly Operation[] = [
-  { id: "read", does: "reads a file", roles: ["path"], changes: false, onDirectory: false, oracles: READ_ONLY, moduleNames: ["read"] },
-  { id: "readMany", does: "reads several files", roles: ["paths"], changes: false, onDirectory: false, oracles: READ_ONLY, moduleNames: ["read_many"] },
-  { id: "write", does: "writes a file", roles: ["path", "content"], changes: true, onDirectory: false, oracles: ["secretInAnswer", "outsideChanged", "falseSuccess"], moduleNames: ["write"] },
+  { id: "read", does: "reads a file", roles: ["path"], changes: false, onDirectory: false, oracles: READ_ONLY, moduleNames: ["read"], attacked: "tree" },
+  { id: "readMany", does: "reads several files", roles: ["paths"], changes: false, onDirectory: false, oracles: READ_ONLY, moduleNames: ["read_many"], attacked: "tree" },
+  { id: "write", does: "writes a file", roles: ["path", "content"], changes: true, onDirectory: false, oracles: ["secretInAnswer", "outsideChanged", "falseSuccess"], moduleNames: ["write"], attacked: "tree" },
   {
     id: "edit",
     does: "replaces text in a file",
@@ -102,13 +108,14 @@ export const OPERATIONS: readonly Operation[] = [
     onDirectory: false,
     oracles: ["secretInAnswer", "outsideChanged", "secretImported", "falseSuccess"],
     moduleNames: ["edit"],
+    attacked: "tree",
   },
-  { id: "mkdir", does: "makes a directory", roles: ["path"], changes: true, onDirectory: true, oracles: ["secretInAnswer", "outsideChanged"], moduleNames: ["mkdir"] },
-  { id: "list", does: "lists a directory", roles: ["path"], changes: false, onDirectory: true, oracles: READ_ONLY, moduleNames: ["ls", "list"] },
-  { id: "tree", does: "lists a directory recursively", roles: ["path"], changes: false, onDirectory: true, oracles: READ_ONLY, moduleNames: ["tree"] },
-  { id: "search", does: "finds names matching a pattern", roles: ["path", "pattern"], changes: false, onDirectory: true, oracles: READ_ONLY, moduleNames: ["find", "glob", "search"] },
-  { id: "grep", does: "finds content matching a pattern", roles: ["path", "pattern"], changes: false, onDirectory: true, oracles: READ_ONLY, moduleNames: ["grep"] },
-  { id: "stat", does: "tells a file's metadata", roles: ["path"], changes: false, onDirectory: false, oracles: READ_ONLY, moduleNames: ["stat"] },
+  { id: "mkdir", does: "makes a directory", roles: ["path"], changes: true, onDirectory: true, oracles: ["secretInAnswer", "outsideChanged"], moduleNames: ["mkdir"], attacked: "tree" },
+  { id: "list", does: "lists a directory", roles: ["path"], changes: false, onDirectory: true, oracles: READ_ONLY, moduleNames: ["ls", "list"], attacked: "tree" },
+  { id: "tree", does: "lists a directory recursively", roles: ["path"], changes: false, onDirectory: true, oracles: READ_ONLY, moduleNames: ["tree"], attacked: "tree" },
+  { id: "search", does: "finds names matching a pattern", roles: ["path", "pattern"], changes: false, onDirectory: true, oracles: READ_ONLY, moduleNames: ["find", "glob", "search"], attacked: "tree" },
+  { id: "grep", does: "finds content matching a pattern", roles: ["path", "pattern"], changes: false, onDirectory: true, oracles: READ_ONLY, moduleNames: ["grep"], attacked: "tree" },
+  { id: "stat", does: "tells a file's metadata", roles: ["path"], changes: false, onDirectory: false, oracles: READ_ONLY, moduleNames: ["stat"], attacked: "tree" },
   {
     id: "move",
     does: "moves or renames a file",
@@ -117,6 +124,7 @@ export const OPERATIONS: readonly Operation[] = [
     onDirectory: false,
     oracles: ["secretInAnswer", "outsideChanged", "secretImported", "insideDestroyed"],
     moduleNames: ["move", "mv"],
+    attacked: "tree",
   },
   {
     id: "copy",
@@ -126,11 +134,28 @@ export const OPERATIONS: readonly Operation[] = [
     onDirectory: false,
     oracles: ["secretInAnswer", "outsideChanged", "secretImported"],
     moduleNames: ["copy", "cp"],
+    attacked: "tree",
   },
-  { id: "delete", does: "removes a file", roles: ["path"], changes: true, onDirectory: false, oracles: ["secretInAnswer", "outsideChanged"], moduleNames: ["delete", "rm"] },
+  { id: "delete", does: "removes a file", roles: ["path"], changes: true, onDirectory: false, oracles: ["secretInAnswer", "outsideChanged"], moduleNames: ["delete", "rm"], attacked: "tree" },
   /**
-   * Any other tool that takes a path: a mode, owner or times changed (chmod, chown, touch), an archive
-   * extracted, or what no name tells. Each path-like argument gets the attacked path; only the answer
+   * Unpacks an archive (a tar) into a directory. Its attack is the archive's entries, which the audit
+   * builds and lays into the workspace: names that climb out or are absolute, a link out and then an
+   * entry through it, a hard link to a file outside. Refusing the archive, or extracting only its safe
+   * entries, keeps every rule.
+   */
+  {
+    id: "extract",
+    does: "extracts an archive",
+    roles: ["archive", "destination"],
+    changes: true,
+    onDirectory: false,
+    oracles: ["secretInAnswer", "outsideChanged", "secretImported"],
+    moduleNames: ["extract", "untar"],
+    attacked: "entries",
+  },
+  /**
+   * Any other tool that takes a path: a mode, owner or times changed (chmod, chown, touch), or what no
+   * name tells. Each path-like argument gets the attacked path; only the answer
    * and the canaries judge it (their content, mode, owner and times), since what it should do is unknown.
    */
   {
@@ -141,6 +166,7 @@ export const OPERATIONS: readonly Operation[] = [
     onDirectory: false,
     oracles: ["secretInAnswer", "outsideChanged", "secretImported"],
     moduleNames: ["chmod", "chown", "touch"],
+    attacked: "tree",
   },
 ];
 

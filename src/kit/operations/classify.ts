@@ -103,7 +103,14 @@ const ROLE_NAMES: Readonly<Record<Role, readonly string[]>> = {
   content: ["content", "contents", "text", "data", "body", "filetext"],
   oldText: ["oldtext", "oldstring", "oldstr", "old", "search", "find"],
   newText: ["newtext", "newstring", "newstr", "new", "replace", "replacement"],
+  // Only a tool whose name says it extracts takes these (`extractPlan`): `path` and `source` are the archive there.
+  archive: ["archive", "archivepath", "archivefile", "zip", "zipfile", "zippath", "tar", "tarball", "tarfile", "tarpath", "path", "file", "filepath", "source", "src", "sourcepath", "input", "inputpath"],
 };
+
+/** Words of a tool's name that say it unpacks an archive. */
+const EXTRACT_WORDS = ["extract", "unzip", "untar", "unpack", "unarchive", "decompress"];
+/** Where an extraction puts the entries, beyond a destination's usual names: `output_dir`, `extract_to`. */
+const EXTRACT_INTO = ["outputdir", "outdir", "output", "outputpath", "outputdirectory", "extractto", "extractdir", "targetdir", "targetdirectory", "destdir", "destinationdir", "destinationdirectory", "into", "dir", "directory"];
 
 const PATH_ROLES: readonly Role[] = ["path", "paths", "source", "destination"];
 
@@ -259,6 +266,8 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
     if ("exclude" in override) return { kind: "excluded", why: override.exclude };
     return { kind: "operation", operation: override.operation, plan: overriddenPlan(tool, override, properties, required), by: override.from === "official" ? "official name" : "mapping" };
   }
+  const extract = extractPlan(tool, properties, required);
+  if (extract !== undefined) return { kind: "operation", operation: "extract", plan: spelled(extract, properties), by: operationOfModuleName(tool.name) === "extract" ? "name" : "schema" };
   const contract = operationOfModuleName(tool.name);
   if (contract !== undefined) {
     const plan = planFor(contract, properties, required, true) as ArgumentPlan;
@@ -281,6 +290,21 @@ export function classifyTool(tool: ToolDescription, override?: ToolOverride): Cl
 }
 
 /**
+ * The plan of a tool whose name says it extracts (`extract_archive`, `unzip`, the contract's `untar`)
+ * and that takes an archive and a place to put its entries (`{ archive_path, output_dir }`, `{ path,
+ * destination }`); none otherwise (a contract name is then planned by `planFor`, from its own names).
+ */
+function extractPlan(tool: ToolDescription, properties: Record<string, PropertySchema>, required: readonly string[]): ArgumentPlan | undefined {
+  const contract = operationOfModuleName(tool.name);
+  if (contract === undefined ? !words(tool.name).some((word) => EXTRACT_WORDS.includes(word)) : contract !== "extract") return undefined;
+  const strings = Object.keys(properties).filter((name) => properties[name]?.type === undefined || isType(properties[name], "string"));
+  const archive = strings.find((name) => ROLE_NAMES.archive.includes(flat(name)));
+  const destination = strings.find((name) => name !== archive && [...ROLE_NAMES.destination, ...EXTRACT_INTO].includes(flat(name)));
+  if (archive === undefined || destination === undefined) return undefined;
+  return { roles: { archive, destination }, fixed: fixedOf(properties, required, [archive, destination]), optional: optionalArguments(properties, [archive, destination, ...required]) };
+}
+
+/**
  * Where a plan's paths go when they are not arguments of their own, as a report says it: "in each item
  * of `files`", "in the headers of the patch `patch` (unified)", "as file:// URIs"; none otherwise.
  */
@@ -297,7 +321,7 @@ export function carriedAs(plan: ArgumentPlan): string | undefined {
 
 /** The plan, its paths spelled as `file://` URIs when the argument of a path role is named or formatted as a URI. */
 function spelled(plan: ArgumentPlan, properties: Record<string, PropertySchema>): ArgumentPlan {
-  const uri = (["path", "source", "destination"] as const).some((role) => {
+  const uri = (["path", "source", "destination", "archive"] as const).some((role) => {
     const name = plan.roles[role];
     return name !== undefined && name in properties && takesUri(name, properties[name]?.format);
   });
@@ -397,7 +421,7 @@ export function argumentsFor(plan: ArgumentPlan, input: OperationInput, pathFor:
   const args: Record<string, unknown> = { ...plan.fixed };
   const option = optionOf(plan, input.variant);
   if (option !== undefined) {
-    const path = input.path ?? input.source ?? input.paths?.[0] ?? "";
+    const path = input.path ?? input.source ?? input.archive ?? input.paths?.[0] ?? "";
     args[option.name] = "value" in option.value ? option.value.value : option.value.path === "one" ? pathFor(path) : [pathFor(path)];
   }
   const { carrier } = plan;
@@ -415,7 +439,7 @@ export function argumentsFor(plan: ArgumentPlan, input: OperationInput, pathFor:
 function roleArguments(plan: ArgumentPlan, input: OperationInput, spell: (path: string) => unknown): Record<string, unknown> {
   const args: Record<string, unknown> = {};
   const { roles } = plan;
-  for (const role of ["path", "source", "destination"] as const) {
+  for (const role of ["path", "source", "destination", "archive"] as const) {
     const value = input[role];
     if (value !== undefined && roles[role] !== undefined) args[roles[role]] = spell(value);
   }

@@ -15,6 +15,7 @@
  *   failure does not need it (droppable.ts).
  * May import the sandbox (kit/sandbox); nothing in the audit's properties.
  */
+export * from "./archives.js";
 export * from "./candidates.js";
 export * from "./climbs.js";
 export * from "./deep-trees.js";

@@ -1,8 +1,9 @@
-/** Every audit property, in report order: the field gate, the path gate (the check, then each operation's tools, then the entries they protect), the size gate, bash's limits, the calling layer, the limits, the chapter's texts. */
+/** Every audit property, in report order: the field gate, the path gate (the check, then each operation's tools, an archive's extraction, then the entries they protect), the size gate, bash's limits, the calling layer, the limits, the chapter's texts. */
 import type { AuditProperty } from "../runner/property.js";
 import { agentAbort, agentProtocol } from "./agent-loop.js";
 import { approvalBashDefault, approvalInput, approvalOrdering, approvalRefused } from "./approval-hook.js";
 import { bashLimitsOutput, bashLimitsTimeout } from "./bash-limits.js";
+import { containmentExtract } from "./archives.js";
 import { containmentLossyName, containmentWorkspacePath } from "./containment.js";
 import { OPERATION_PROPERTIES } from "./operations.js";
 import { corpusGo, corpusMcp } from "./corpus.js";
@@ -24,6 +25,7 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   isInsideWin32,
   containmentWorkspacePath,
   ...OPERATION_PROPERTIES,
+  containmentExtract,
   ...PROTECTED_PROPERTIES,
   containmentLossyName,
   precisionWorkspacePath,

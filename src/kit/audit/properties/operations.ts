@@ -443,8 +443,8 @@ export function containmentOf(operation: Operation): AuditProperty<OperationCase
   };
 }
 
-/** One property per operation, in the catalogue's order. */
-export const OPERATION_PROPERTIES: readonly AuditProperty<OperationCase>[] = OPERATIONS.map(containmentOf);
+/** One property per operation attacked by a tree, in the catalogue's order (an archive's extraction: archives.ts). */
+export const OPERATION_PROPERTIES: readonly AuditProperty<OperationCase>[] = OPERATIONS.filter((operation) => operation.attacked === "tree").map(containmentOf);
 
 export const containmentRead = OPERATION_PROPERTIES[0] as AuditProperty<OperationCase>;
 export const containmentWrite = OPERATION_PROPERTIES.find((property) => property.id === containmentId("write")) as AuditProperty<OperationCase>;

@@ -64,5 +64,5 @@ function timedCall(target: AuditTarget, root: string): (() => Promise<unknown>) 
   const surface = surfaceOf(target, root);
   const operations = [...OPERATIONS.filter((operation) => !operation.changes), ...OPERATIONS.filter((operation) => operation.changes)];
   const tool = operations.map((operation) => surface.of(operation.id)[0]).find((found) => found !== undefined);
-  return tool === undefined ? undefined : () => tool.call({ path: MISSING, paths: [MISSING], source: MISSING, destination: `moved-${MISSING}` });
+  return tool === undefined ? undefined : () => tool.call({ path: MISSING, paths: [MISSING], source: MISSING, archive: MISSING, destination: `moved-${MISSING}` });
 }
