@@ -79,6 +79,7 @@ export const CHEAPEST_FIRST = [
   "agent-kill-matrix",
   "surface",
   "shapes",
+  "race",
   "bad-input",
   "audit",
 ];

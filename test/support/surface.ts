@@ -38,6 +38,17 @@ export async function missedSeeds(target: AuditTarget, id: string, seeds: readon
   return missed;
 }
 
+/** The seeds at which `id`, at its default budget, did not pass the target: a correct twin must pass every one. */
+export async function failedSeeds(target: AuditTarget, id: string, seeds: readonly number[] = SEEDS): Promise<number[]> {
+  const failed: number[] = [];
+  try {
+    for (const seed of seeds) if ((await runProperty(property(id), target, { seed, runs: defaultRuns(id) })).status !== "passed") failed.push(seed);
+  } finally {
+    await disposeSandboxes();
+  }
+  return failed;
+}
+
 /** `body` with a target serving `module` over MCP, disposed after; answers the body's answer and whether a server failed. */
 export async function overMcp<R>(module: string, body: (target: McpAuditTarget) => Promise<R>): Promise<{ answer: R; serverFailure: string | undefined }> {
   const target = mcpTarget(served(module), await readMapping(MAPPING_FILE));

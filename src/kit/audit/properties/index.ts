@@ -14,6 +14,7 @@ import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
 import { PROTECTED_PROPERTIES } from "./protected.js";
 import { sequencesBash, sequencesRootSwap } from "./sequences.js";
+import { sequencesInnerSwap } from "./inner-swap.js";
 import { conformanceTruncation, truncationRead } from "./truncation.js";
 
 export const PROPERTIES: readonly AuditProperty<unknown>[] = [
@@ -34,6 +35,7 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   corpusMcp,
   sequencesBash,
   sequencesRootSwap,
+  sequencesInnerSwap,
   truncationRead,
   bashLimitsOutput,
   bashLimitsTimeout,
