@@ -11,7 +11,11 @@
  * checks what it opened) passes whatever the moment.
  *
  * Each plan is one call through a directory of its own: a read of a file there, an overwrite of one, a
- * new file, a new file below a new directory. A call whose check the trap never saw (a check made by
+ * new file, a new file below a new directory. What the plans leave out, on purpose: a write that makes
+ * missing parents waits on its `mkdir` before it opens, the chapter's as well, so a swap for a link
+ * whose end already holds the directory being made (`m/dir/new.txt`, `m` -> outside) carries the
+ * chapter's write outside too; that is its known TOCTOU limit (docs/limits.md), and the plans' new
+ * directory (`sub`) exists nowhere outside, so that every tool is held to what the chapter keeps. A call whose check the trap never saw (a check made by
  * descriptor, or through the callback API), or that never yielded after it, is not attacked: nothing is
  * claimed of it. A server over MCP makes its file-system calls in its own process, where no trap
  * reaches: there the property is not applicable, and `toctou --mcp` races the server.
