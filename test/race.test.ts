@@ -5,9 +5,11 @@
 // test/sweeps/race.sweep.ts), with a counterexample that names the swap and replays; and a busy machine
 // changes no verdict nor counterexample of the swap during a call.
 import { execFileSync } from "node:child_process";
+import { promises as fsPromises, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { disposeSandboxes } from "../src/kit/audit/runner/property.js";
+import { withTurnTrap } from "../src/kit/audit/runner/turn-trap.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { loadTarget } from "../src/kit/operations/target.js";
 import { SECRET, createSandbox } from "../src/kit/sandbox/sandbox.js";
@@ -89,5 +91,34 @@ describe("a swap during a call, on a busy machine", () => {
     expect(quiet.filter((verdict) => verdict.includes(": failed")).length).toBe(RACE_CLAIMS.filter((claim) => claim.id === id).length);
     loops = startBusyLoops();
     expect(await verdicts()).toEqual(quiet);
+  });
+});
+
+describe("the turn trap", () => {
+  it("moves once the call waits with nothing of its own under way, before the caller resumes, and puts every function back", async () => {
+    const [stat, native] = [fsPromises.stat, realpathSync.native];
+    const events: string[] = [];
+    const trap = { springsOn: (path: string) => path === scratch.path, move: () => events.push("moved") };
+    const seen = await withTurnTrap(trap, async () => {
+      realpathSync.native(scratch.path);
+      // Dispatched in the check's turn, as the chapter's open is: the move waits for its answer.
+      await fsPromises.stat(scratch.path).then(() => events.push("stat answered"));
+      events.push("resumed");
+    });
+    expect(seen).toMatchObject({ checked: true, moved: true });
+    expect(events).toEqual(["moved", "stat answered", "resumed"]);
+    expect([fsPromises.stat, realpathSync.native]).toEqual([stat, native]);
+  });
+
+  it("moves nothing for a call that never waited after its check, nor after it settled, and refuses a second trap", async () => {
+    const events: string[] = [];
+    const trap = { springsOn: (path: string) => path === scratch.path, move: () => events.push("moved") };
+    const seen = await withTurnTrap(trap, async () => {
+      realpathSync.native(scratch.path);
+      await expect(withTurnTrap(trap, async () => undefined)).rejects.toThrow(/already set/);
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toMatchObject({ checked: true, moved: false });
+    expect(events).toEqual([]);
   });
 });

@@ -15,7 +15,8 @@
  * makes ESM importers of `node:fs/promises` see the counted functions.
  *
  * Promises: the real functions are back (for `require` and ESM importers alike) when `body` settles;
- * the move runs at most once, never before the check, never while a counted call is under way; only
+ * the move runs at most once, never before the check, never while a counted call is under way, never
+ * after `body` settled (a call that never waited is not moved under); only
  * one trap can be set at a time (a second one throws). The moment depends on the order of events on
  * this thread, never on how long anything takes: a loaded machine moves it nowhere.
  * Does not promise: to see a check made any other way (the callback form, the JS `realpathSync`, a
@@ -43,8 +44,10 @@ export async function withTurnTrap<T>(trap: TurnTrap, body: () => Promise<T>): P
   let turned = false;
   let moved = false;
   let underWay = 0;
+  // Once `body` has settled, its call is over: an immediate that fires later moves nothing.
+  let over = false;
   const tryMove = () => {
-    if (!checked || moved || !turned || underWay > 0) return;
+    if (over || !checked || moved || !turned || underWay > 0) return;
     moved = true;
     trap.move();
   };
@@ -86,6 +89,7 @@ export async function withTurnTrap<T>(trap: TurnTrap, body: () => Promise<T>): P
     const answer = await body();
     return { answer, checked, moved };
   } finally {
+    over = true;
     for (const [name, real] of originals) patchable[name] = real;
     realpathSync.native = realNative;
     syncBuiltinESMExports();
