@@ -16,7 +16,7 @@ import { SECRET, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { defaultRuns, missedSeeds, overMcp, property } from "./support/surface.js";
 import { RACE_CLAIMS, RACE_TWIN_CLAIMS, twinTarget } from "./support/race.js";
 import { startBusyLoops } from "./support/busy-loops.js";
-import { useScratch } from "./support/cli.js";
+import { cli, useScratch } from "./support/cli.js";
 
 afterAll(() => disposeSandboxes());
 
@@ -65,6 +65,20 @@ describe("a swap between calls, as the counterexample prints it", () => {
     } finally {
       await box.dispose();
     }
+  });
+});
+
+describe("a swap during a call, as the report prints it", () => {
+  it("names the call and the swap's schedule, and its printed replay line fails again with the same counterexample", { timeout: 120_000 }, async () => {
+    const first = await cli(["audit", "fixtures/race/await-before-write.ts", "--only", "sequences.swapInCall", "--seed", "1"]);
+    expect(first.code, first.stdout + first.stderr).toBe(1);
+    expect(first.stdout).toMatch(/while write \S+ runs, after its check of ws\/\w+ and at the first moment it waits with no file-system call of its own under way: mv ws\/\w+ "\$BOX"\/scratch\/in-call-\d+; ln -s /);
+    const replay = /replay: .*? (audit .*)$/m.exec(first.stdout)?.[1]?.split(" ") ?? [];
+    expect(replay).toContain("--path");
+    const again = await cli(replay);
+    expect(again.code, again.stdout + again.stderr).toBe(1);
+    const counterexample = (stdout: string) => stdout.slice(stdout.indexOf("while write"), stdout.indexOf("replay:"));
+    expect(counterexample(again.stdout)).toBe(counterexample(first.stdout));
   });
 });
 
