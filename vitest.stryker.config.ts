@@ -80,6 +80,7 @@ export const CHEAPEST_FIRST = [
   "surface",
   "shapes",
   "archives",
+  "race",
   "bad-input",
   "audit",
 ];

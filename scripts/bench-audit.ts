@@ -255,6 +255,23 @@ function whereTheTimeWent(rate: Throughput, clock: CallClock): string {
  * from one block and property to the next, so it pays their start-up once. With `--registry`, the
  * official MCP filesystem server too, installed from the npm registry into a temp project.
  */
+/** The properties that change the tree in time (between two calls, during one): their cost is taken from the others' surplus. */
+const TIME_PROPERTIES = ["sequences.innerSwap", "sequences.swapInCall"];
+
+/** What the swaps in time cost beside every property's measured block in process, as a share of it. */
+function timeShareRow(timeMs: ReadonlyMap<string, number>): Row {
+  const all = [...timeMs.values()].reduce((sum, ms) => sum + ms, 0);
+  const time = TIME_PROPERTIES.reduce((sum, id) => sum + (timeMs.get(id) ?? 0), 0);
+  return {
+    section: "audit",
+    measure: `audit: the swaps in time (${TIME_PROPERTIES.join(", ")}), in process`,
+    gated: { value: time, unit: "ms" },
+    bare: { label: "every property's measured block", value: all, unit: "ms" },
+    ratio: time / Math.max(all, 1e-9),
+    note: "their share of the in-process blocks: each runs its few runs whole (maxRuns), which the floor of the others' runs leaves room for",
+  };
+}
+
 export const auditSection: Section = {
   name: "audit",
   async run(options) {
@@ -263,6 +280,7 @@ export const auditSection: Section = {
     const servers = [await fixtureServer(), ...(options.registry ? [await officialServer()] : [])];
     const rows: Row[] = [];
     const inProcess = new Map<string, number>();
+    const timeMs = new Map<string, number>();
     for (const property of PROPERTIES) {
       const oneProbe = ONE_PROBE_PER_TREE.get(property.id);
       const target = OPERATION_PROPERTIES.includes(property as AuditProperty<OperationCase>) ? surface : reference;
@@ -270,6 +288,7 @@ export const auditSection: Section = {
       const runs = oneProbe === undefined ? scaledRuns(property) : BLOCK_RUNS;
       const now = await casesPerSecond(property, target, runs);
       inProcess.set(property.id, now.rate);
+      timeMs.set(property.id, now.timeMs);
       const before = oneProbe === undefined ? undefined : await onDisk(() => casesPerSecond({ ...property, arbitrary: oneProbe }, target, runs));
       rows.push({
         section: "audit",
@@ -297,6 +316,7 @@ export const auditSection: Section = {
         });
       }
     }
+    rows.push(timeShareRow(timeMs));
     for (const server of servers) {
       const floor = await floorRows(server);
       rows.push(...floor.rows);

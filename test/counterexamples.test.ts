@@ -188,6 +188,8 @@ const REPLAYED_ONLY: readonly { id: string; module: string }[] = [
 /** Properties that print calls but are not made again here, and why. */
 const NOT_REPLAYED: Record<string, string> = {
   "bashLimits.timeout": "its one call waits out the 10 s timeout, twice: a case that costs what this file costs in all",
+  "sequences.innerSwap": "its swap comes between two of its calls, where a replay of the printed calls in order cannot place it; test/race.test.ts makes the calls and the printed swap by hand",
+  "sequences.swapInCall": "its swap is placed inside its call by a trap on the process's file-system calls, which a replay of the printed call cannot set; its printed replay line places it again (test/race.test.ts, a swap during a call as the report prints it)",
   ...Object.fromEntries(
     PROTECTED_PROPERTIES.map((property) => [property.id, "its entries are protected only by what --protect names, which a replay of the printed calls does not carry; test/protected.test.ts replays its forks"]),
   ),

@@ -42,7 +42,7 @@ export async function missedSeeds(target: AuditTarget, id: string, seeds: readon
  * The seeds at which `id`, at its default budget, did not pass the target: a correct twin must pass
  * every one. Sandboxes, and the servers started on them, are kept from seed to seed, as `missedSeeds` does.
  */
-export async function failedSeeds(target: AuditTarget, id: string, seeds: readonly number[]): Promise<number[]> {
+export async function failedSeeds(target: AuditTarget, id: string, seeds: readonly number[] = SEEDS): Promise<number[]> {
   const failed: number[] = [];
   try {
     for (const seed of seeds) if ((await runProperty(property(id), target, { seed, runs: defaultRuns(id), keepSandboxes: true })).status !== "passed") failed.push(seed);

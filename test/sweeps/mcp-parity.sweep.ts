@@ -36,7 +36,7 @@ describe("the adapter, proven on servers whose direct verdict is known", () => {
     const rows = await bothWays("reference", 15, seed);
     const applicable = rows.filter((row) => row.mcp.status !== "not-applicable");
     expect(applicable.map((row) => row.id).sort()).toEqual(
-      ["containment.lossyName", "containment.mkdir", "containment.read", "containment.write", "corpus.go", "fields.nulBytes", "fields.rootFromInput", "limits.hardlink", "sequences.bash", "sequences.rootSwap", "truncation.read", "conformance.truncation"].sort(),
+      ["containment.lossyName", "containment.mkdir", "containment.read", "containment.write", "corpus.go", "fields.nulBytes", "fields.rootFromInput", "limits.hardlink", "sequences.bash", "sequences.rootSwap", "sequences.innerSwap", "truncation.read", "conformance.truncation"].sort(),
     );
     for (const row of applicable) {
       // The server adds a mkdir the module lacks: only over MCP is there one to attack.

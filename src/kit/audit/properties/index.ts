@@ -15,6 +15,8 @@ import { limitsHardlink } from "./limits.js";
 import { precisionWorkspacePath } from "./precision.js";
 import { PROTECTED_PROPERTIES } from "./protected.js";
 import { sequencesBash, sequencesRootSwap } from "./sequences.js";
+import { sequencesInnerSwap } from "./inner-swap.js";
+import { sequencesSwapInCall } from "./in-call-swap.js";
 import { conformanceTruncation, truncationRead } from "./truncation.js";
 
 export const PROPERTIES: readonly AuditProperty<unknown>[] = [
@@ -36,6 +38,8 @@ export const PROPERTIES: readonly AuditProperty<unknown>[] = [
   corpusMcp,
   sequencesBash,
   sequencesRootSwap,
+  sequencesInnerSwap,
+  sequencesSwapInCall,
   truncationRead,
   bashLimitsOutput,
   bashLimitsTimeout,
