@@ -26,24 +26,11 @@ export const defaultRuns = (id: string) => Math.max(1, Math.round(DEFAULT_RUNS *
 
 /** The seeds at which `id`, at its default budget, did not fail the target; sandboxes and servers are kept from seed to seed. */
 export async function missedSeeds(target: AuditTarget, id: string, seeds: readonly number[]): Promise<number[]> {
-  return (await missedSeedsOfEach(target, [id], seeds))[id] as number[];
-}
-
-/**
- * For each of `ids` in turn, the seeds at which it, at its default budget, did not fail the target.
- * Sandboxes, and an MCP target's servers on their roots, are kept from seed to seed and from property
- * to property, as the audit keeps them (command.ts): a server is started once per root, not once per
- * root and property. Each property's run depends on its seed alone (runProperty), not on the others run.
- */
-export async function missedSeedsOfEach(target: AuditTarget, ids: readonly string[], seeds: readonly number[]): Promise<Record<string, number[]>> {
-  const missed: Record<string, number[]> = {};
+  const missed: number[] = [];
   try {
-    for (const id of ids) {
-      missed[id] = [];
-      for (const seed of seeds) {
-        const result = await runProperty(property(id), target, { seed, runs: defaultRuns(id), stopAtFirstFailure: true, keepSandboxes: true });
-        if (result.status !== "failed") missed[id].push(seed);
-      }
+    for (const seed of seeds) {
+      const result = await runProperty(property(id), target, { seed, runs: defaultRuns(id), stopAtFirstFailure: true, keepSandboxes: true });
+      if (result.status !== "failed") missed.push(seed);
     }
   } finally {
     await disposeSandboxes();
