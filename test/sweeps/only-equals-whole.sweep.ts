@@ -1,9 +1,11 @@
-// What lets the sweeps run a planted bug's catching properties alone (missedSeedsOfEach in
+// What lets the sweeps run a planted bug's catching properties alone (missedSeeds in
 // test/support/surface.ts): a property's outcome at a seed is the same whether the audit runs it
 // with every other property or alone with --only. The audit gives each property the audit's seed
 // (command.ts), not a draw from a stream the properties before it advanced. Here a fork caught by
-// three properties is audited whole and with --only its catchers, at the default floor of runs
-// (`--runs` without a number's 50), at two seeds: each catcher's result must be the same in both.
+// three properties is audited whole and with --only its catchers, in process, at the default floor
+// of runs (`--runs` without a number's 50), at two seeds: each catcher's result must be the same in
+// both. Over MCP it is not shown: servers kept from property to property changed one verdict once
+// (commit fda5c27), so the sweeps give each property over MCP servers of its own.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
