@@ -33,7 +33,43 @@ const ADAPTED = [
   "@wonderwhy-er/desktop-commander",
 ];
 
-describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
+const GALLERY = ADAPTED.map((name) => {
+  const peer = PEERS.find((candidate) => candidate.name === name);
+  if (peer === undefined) throw new Error(`fixtures/peers/catalog.ts pins no ${name}`);
+  return peer;
+});
+const DESKTOP_COMMANDER = GALLERY.find((peer): peer is McpPeer => peer.kind === "mcp");
+
+const REGISTRY = process.env.WORKSPACE_GATES_REGISTRY === "1";
+
+/** The gallery's packages installed into a temp project beside a copy of the adapters; answers the project. */
+async function installGallery(): Promise<string> {
+  const project = await mkdtemp(join(tmpdir(), "workspace-gates-gallery-"));
+  await writeFile(join(project, "package.json"), '{ "type": "module" }\n');
+  try {
+    await cp(ADAPTERS_FOLDER, join(project, "adapters"), { recursive: true });
+    await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", ...GALLERY.map((peer) => `${peer.name}@${peer.version}`)], { cwd: project });
+  } catch (error) {
+    await rm(project, { recursive: true, force: true });
+    throw error;
+  }
+  return project;
+}
+
+// Both installs wait on the registry, so they start together as the file loads: the gallery's
+// downloads go on while the official server is raced and audited. Each is installed once; a failed
+// one fails its describe's beforeAll (the catch only keeps it from being reported unhandled before).
+const officialInstall = REGISTRY ? installOfficialServer() : undefined;
+const galleryInstall = REGISTRY ? installGallery() : undefined;
+for (const install of [officialInstall, galleryInstall]) install?.catch(() => undefined);
+// Removed once both are done, whichever describes ran: a run filtered with -t still started both.
+afterAll(async () => {
+  await (await officialInstall?.catch(() => undefined))?.remove();
+  const gallery = await galleryInstall?.catch(() => undefined);
+  if (gallery !== undefined) await rm(gallery, { recursive: true, force: true });
+}, 600_000);
+
+describe.runIf(REGISTRY)(
   "the official MCP filesystem server, installed from the registry (skipped without WORKSPACE_GATES_REGISTRY=1: needs the npm registry)",
   () => {
     let project: string;
@@ -41,12 +77,11 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
     let server: string[];
     beforeAll(async () => {
       project = await mkdtemp(join(tmpdir(), "workspace-gates-registry-"));
-      official = await installOfficialServer();
+      official = await (officialInstall as Promise<InstalledServer>);
       server = official.words;
     }, 180_000);
     afterAll(async () => {
       await rm(project, { recursive: true, force: true });
-      await official?.remove();
     });
 
     it.each(["ws'", "ws "])("writes into the sibling %j through a link inside the root: the minimal counterexample", { timeout: 60_000 }, async (sibling) => {
@@ -100,14 +135,8 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
 // confines, its own check must refuse it, so an adapter that went around that check fails here; where
 // it confines nothing by design (pi-coding-agent), the escape goes through, so an adapter that added
 // a check of its own fails here too.
-const GALLERY = ADAPTED.map((name) => {
-  const peer = PEERS.find((candidate) => candidate.name === name);
-  if (peer === undefined) throw new Error(`fixtures/peers/catalog.ts pins no ${name}`);
-  return peer;
-});
-const DESKTOP_COMMANDER = GALLERY.find((peer): peer is McpPeer => peer.kind === "mcp");
 
-describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
+describe.runIf(REGISTRY)(
   "the gallery's adapters, installed from the registry (skipped without WORKSPACE_GATES_REGISTRY=1: needs the npm registry)",
   () => {
     let project: string;
@@ -116,14 +145,8 @@ describe.runIf(process.env.WORKSPACE_GATES_REGISTRY === "1")(
     const tools = async (file: string) => Object.fromEntries(((await adapter(file)).createWorkspaceTools?.(box.root) ?? []).map((tool) => [tool.spec.name, tool]));
     const outside = () => join(box.root, "..", "outside");
     beforeAll(async () => {
-      project = await mkdtemp(join(tmpdir(), "workspace-gates-gallery-"));
-      await writeFile(join(project, "package.json"), '{ "type": "module" }\n');
-      await cp(ADAPTERS_FOLDER, join(project, "adapters"), { recursive: true });
-      await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", ...GALLERY.map((peer) => `${peer.name}@${peer.version}`)], { cwd: project });
+      project = await (galleryInstall as Promise<string>);
     }, 600_000);
-    afterAll(async () => {
-      await rm(project, { recursive: true, force: true });
-    });
     beforeEach(async () => {
       box = await createSandbox("workspace-gates-gallery-");
       await materialize([{ kind: "symlink", at: ["l"], target: { form: "relative", area: "outside", path: [] } }], box);

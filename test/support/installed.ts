@@ -2,15 +2,26 @@
  * The package the way users meet it, for the checks in test/installed/: `npm pack`, installed into a
  * fresh project (`consumer`) that has none of this repository's devDependencies, driven through
  * `node_modules/.bin/workspace-gates` with the environment of a user's shell and a private TMPDIR.
+ * The pack and the install are done once for all the checks (test/installed/install-once.ts); each
+ * check works in a copy of that project of its own.
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 
 export const run = promisify(execFile);
+
+/** The key under which install-once.ts provides the project it installed the tarball into, and the tarball. */
+export const INSTALLED_PROJECT = "installedProject";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    [INSTALLED_PROJECT]: { consumer: string; tarball: string };
+  }
+}
 
 export interface InstalledProject {
   /** The fresh project that installed the tarball. */
@@ -24,7 +35,7 @@ export interface InstalledProject {
   gates(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
-/** Packs and installs the package before the calling file's tests (`setUp` then runs in the project), and removes it all after them. */
+/** A copy of the installed project before the calling file's tests (`setUp` then runs in it), removed after them. */
 export function useInstalledPackage(setUp: (project: InstalledProject) => Promise<void> = async () => {}): InstalledProject {
   let scratch = "";
   const project = {
@@ -47,13 +58,14 @@ export function useInstalledPackage(setUp: (project: InstalledProject) => Promis
     scratch = await mkdtemp(join(tmpdir(), "workspace-gates-installed-"));
     project.consumer = join(scratch, "consumer");
     project.privateTmp = join(scratch, "tmp");
-    await mkdir(project.consumer);
     await mkdir(project.privateTmp);
     project.version = (JSON.parse(await readFile("package.json", "utf8")) as { version: string }).version;
-    const { stdout } = await run("npm", ["pack", "--pack-destination", scratch], { maxBuffer: 1 << 24 });
-    const tarball = join(scratch, stdout.trim().split("\n").at(-1) as string);
-    await writeFile(join(project.consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-    await run("npm", ["install", "--no-audit", "--no-fund", tarball], { cwd: project.consumer, env: userEnv(project.privateTmp), maxBuffer: 1 << 24 });
+    const installed = inject(INSTALLED_PROJECT);
+    if (installed === undefined) throw new Error("test/installed/ runs with vitest.installed.config.ts, whose globalSetup installs the package: npm run test:installed");
+    // The project's package.json names the tarball relative to it (file:../NAME.tgz): it goes beside the copy too.
+    await cp(installed.tarball, join(scratch, basename(installed.tarball)));
+    // cp -a: thousands of small files, links kept as they are; fs.cp walks them in JavaScript, slower by far.
+    await run("cp", ["-a", installed.consumer, project.consumer]);
     await setUp(project);
   }, 300_000);
   afterAll(async () => {
