@@ -44,7 +44,10 @@ import { compareWithBaseline, readBaseline, renderComparison } from "../reports/
 import { closeSandboxes, disposeSandboxes, poolSandboxes, sweepSandboxes } from "../runner/property.js";
 import { ROOT_NAMES, rootSpellings } from "../arbitraries/index.js";
 import { progressOn } from "../runner/progress.js";
-import { type AuditReport, type TargetWords, failsRun, renderText, toJson, verdict, withSuppression, withSuppressions } from "../reports/report.js";
+import { type AuditReport, type TargetWords, withSuppression, withSuppressions } from "../reports/report.js";
+import { toJson } from "../reports/report-json.js";
+import { renderText } from "../reports/report-text.js";
+import { failsRun, verdict } from "../reports/verdict.js";
 import { ESCAPES } from "../../findings/findings.js";
 import { type SuppressionsFile, SuppressionsError, readSuppressions, today } from "../../findings/suppressions.js";
 import { fallbackLocationNote, findingsLocation } from "../../findings/sarif.js";
