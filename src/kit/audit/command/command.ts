@@ -109,6 +109,8 @@ export const auditCommand: CliCommand = {
         }
         return await auditTarget(target, options, reports, io, suppressions, began, guard);
       } finally {
+        // auditTarget ends the target's processes itself before its verdict (the sweep needs them
+        // gone); this covers --list-tools, its early returns and a throw, and after it finds nothing to end.
         if ("dispose" in target) await target.dispose();
       }
     } finally {
