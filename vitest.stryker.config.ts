@@ -66,7 +66,7 @@ export const CHEAPEST_FIRST = [
   "arbitraries-doc",
   "mcp",
   "server-environment",
-  "deep-tree",
+  "sandbox-removal",
   "mcp-dying",
   "mcp-endings",
   "audit-reports",
