@@ -37,7 +37,7 @@ function wallTime(command: string, args: readonly string[]): Promise<Timed> {
   });
 }
 
-/** What a run's exit and its own count of what the budget judged (report.ts) say beside its time. */
+/** What a run's exit and its own count of what the budget judged (report-text.ts) say beside its time. */
 function notesOf(run: Timed): string | undefined {
   const judged = run.stdout.match(/^judged: .*$/m)?.[0];
   const notes = [...(run.exitCode === 0 ? [] : [`exited with ${run.exitCode}`]), ...(judged === undefined ? [] : [judged])];

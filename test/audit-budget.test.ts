@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { type AuditProperty, violation } from "../src/kit/audit/runner/property.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { SLOW_FACTOR, type Share, budgetShares, targetAllowanceMs, runWithinTime, runsTimeMs, shortOfFloor } from "../src/kit/audit/command/budget.js";
-import { verdict } from "../src/kit/audit/reports/report.js";
+import { verdict } from "../src/kit/audit/reports/verdict.js";
 import { parseAuditArgs } from "../src/kit/audit/command/flags.js";
 import { cli, useScratch } from "./support/cli.js";
 import { awaitingTarget, foldCases, recordCall } from "../src/kit/operations/surface.js";

@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonReport } from "../src/kit/audit/reports/report.js";
-import { failsRun } from "../src/kit/audit/reports/report.js";
+import { failsRun } from "../src/kit/audit/reports/verdict.js";
 import { cli, useScratch } from "./support/cli.js";
 import { CHROMIUM, launchChromium } from "./support/browser.js";
 import { describeNeeding } from "./support/platform.js";

@@ -1,9 +1,15 @@
 // The sandbox keeps the promises its header makes, which every containment verdict rests on: each change
 // outside is listed, a byte-named twin included; reset puts the outside back and empties the workspace,
 // or answers false; the perturbation changes every canary and its restore undoes all of it.
-import { chmod, chown, lstat, mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { chmod, chown, lstat, mkdir, mkdtemp, readFile, readdir, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ROOT_TO_DROP, describeNeeding } from "./support/platform.js";
 import { findFile } from "../src/kit/audit/properties/containment.js";
 import { CANARY_DIR, CANARY_FILE, PERTURBED_NAME, ROOT_ALIAS, SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 
@@ -180,4 +186,47 @@ describe("perturbOutside", () => {
     expect([Math.round(secretAfter.mtimeMs), secretAfter.size]).toEqual([Math.round(secretBefore.mtimeMs), secretBefore.size]);
     expect(Math.round((await stat(dirname(box.root))).mtimeMs)).toBe(Math.round(parentBefore.mtimeMs));
   });
+});
+
+// The audit's pool removes its sandboxes again once the servers that may write there have ended
+// (runner/property.ts), so a first removal that fails is not yet the audit's fault: the sandbox
+// itself offers that, where the pool once restated its removal to leave the fault out. Root removes
+// anything, so the removal is made to fail in a child as uid 65534.
+describeNeeding(ROOT_TO_DROP, "dispose, as an unprivileged user, of a sandbox it cannot remove", () => {
+  const run = promisify(execFile);
+  const module = (path: string) => JSON.stringify(fileURLToPath(new URL(path, import.meta.url)));
+
+  it("records the removal it could not finish as the audit's fault, or with recordFault: false leaves it to the caller; it throws neither way", async () => {
+    const parent = await mkdtemp(join(tmpdir(), "workspace-gates-dispose-test-"));
+    try {
+      await chown(parent, 65534, 65534);
+      // The child loads the modules as root (the checkout need not be readable by uid 65534), then drops to it for good.
+      const script = `import { chmod, mkdir, writeFile } from "node:fs/promises";
+        import { existsSync } from "node:fs";
+        import { join } from "node:path";
+        import { createSandbox } from ${module("../src/kit/sandbox/sandbox.ts")};
+        import { takeAuditFaults } from ${module("../src/kit/sandbox/fault.ts")};
+        process.setgid(65534);
+        process.setuid(65534);
+        const answers = [];
+        for (const options of [undefined, { recordFault: false }]) {
+          const box = await createSandbox("box-", { parent: process.argv[1] });
+          const locked = join(box.root, "locked");
+          await mkdir(locked);
+          await writeFile(join(locked, "kept.txt"), "x");
+          await chmod(locked, 0o555);
+          await box.dispose(options);
+          answers.push({ faults: takeAuditFaults().length, left: existsSync(box.base) });
+          await chmod(locked, 0o755);
+        }
+        process.stdout.write(JSON.stringify(answers));`;
+      const { stdout } = await run(process.execPath, ["--import", createRequire(import.meta.url).resolve("tsx"), "--input-type=module", "-e", script, parent], { cwd: parent });
+      expect(JSON.parse(stdout)).toEqual([
+        { faults: 1, left: true },
+        { faults: 0, left: true },
+      ]);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -7,20 +7,18 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
+import { until, useDemoSandbox } from "./support/toctou-demo.js";
 import { SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { type CliIo, UsageError } from "../src/kit/cli-command.js";
 import { isInside } from "../src/gates/is-inside.js";
 import { schema } from "../src/gates/schema.js";
 import type { Tool, ToolResult } from "../src/gates/tool.js";
-import { DECOY, prepareArena } from "../src/kit/toctou/arena.js";
 import { TEMP_PREFIX, toctouCommand } from "../src/kit/toctou/command.js";
 import { type DeterministicReport, runDeterministic } from "../src/kit/toctou/deterministic.js";
 import { TOCTOU_USAGE } from "../src/kit/toctou/flags.js";
 import { multitoolErrors } from "./support/ci-reports.js";
 import { RACE_OPERATIONS, type RaceReport, type Tally, raceOperationTool } from "../src/kit/toctou/race.js";
 import { isRefusal } from "../src/kit/toctou/refusal.js";
-import { startRacer } from "../src/kit/toctou/racer.js";
-import { withMkdirTrap, withRealpathTrap } from "../src/kit/toctou/fs-trap.js";
 import { NO_SIDE_EFFECTS } from "../src/kit/toctou/side-effects.js";
 import type { ToctouFinding } from "../src/kit/toctou/report.js";
 import { type AttackedTools, TOOL_SETS, attackedTools } from "../src/kit/sandbox/tool-sets.js";
@@ -34,14 +32,6 @@ function capture() {
   const err: string[] = [];
   const io: CliIo = { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text) };
   return { io, stdout: () => out.join(""), stderr: () => err.join("") };
-}
-
-/** Polls `ready` every 10 ms; throws after `ms` so a broken command fails instead of hanging. */
-async function until(ready: () => boolean, ms: number): Promise<void> {
-  for (let waited = 0; !ready(); waited += 10) {
-    if (waited >= ms) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 let reportDir: string;
@@ -161,19 +151,6 @@ describeNeeding(LINUX_PROCFS, "toctou --mode deterministic --tools verified: the
     expect(existsSync(report.workdir)).toBe(false);
   });
 });
-
-/** A sandbox per test, as the demo makes them (same prefix), and proof that disposing removes it. */
-function useDemoSandbox(): { readonly current: Sandbox } {
-  const holder = {} as { current: Sandbox };
-  beforeEach(async () => {
-    holder.current = await createSandbox(TEMP_PREFIX);
-  });
-  afterEach(async () => {
-    await holder.current.dispose();
-    expect(existsSync(holder.current.base)).toBe(false);
-  });
-  return holder;
-}
 
 describe("deterministic verdicts rest on evidence, not on the tool set's name", () => {
   const sandbox = useDemoSandbox();
@@ -344,118 +321,6 @@ describe("toctou --mode race: a live racer against the unmodified tools", () => 
     expect(stdout()).toContain(`removed ${report.workdir}`);
     expect(existsSync(report.workdir)).toBe(false);
     expect(process.listenerCount("SIGINT")).toBe(listenersBefore);
-  });
-});
-
-describe("the racer", () => {
-  const sandbox = useDemoSandbox();
-  let box: Sandbox;
-  beforeEach(() => {
-    box = sandbox.current;
-  });
-
-  it("flips until stopped and has exited once stop() resolves", async () => {
-    const racer = await startRacer([await prepareArena(box, "race")]);
-    try {
-      await until(() => racer.swaps() > 0, 10_000);
-    } finally {
-      const stats = await racer.stop();
-      expect(stats.swaps).toBeGreaterThan(0);
-      expect(stats.failure).toBeNull();
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(racer.swaps(), "a stopped racer must not flip any more").toBe(stats.swaps);
-      expect(await racer.stop(), "stop() again answers the same stats").toBe(stats);
-    }
-  });
-
-  it("keeps flipping a file to a link after a target replaced the link by a file of its own (write by temp file and rename)", async () => {
-    const arena = await prepareArena(box, "leaf/kept.txt", { occupant: "file", linkTo: join(box.outside, "dir", "secret.txt") });
-    const racer = await startRacer([arena]);
-    try {
-      await until(() => racer.swaps() > 0, 10_000);
-      // What a writer that renames a temporary file over the name does to whatever stands there.
-      for (let replaced = 0; replaced < 50; replaced += 1) {
-        const temporary = join(box.root, "leaf", `.tmp-${replaced}`);
-        await fsPromises.writeFile(temporary, "the target's own file\n");
-        await fsPromises.rename(temporary, arena.contested);
-      }
-      const seenAfter = racer.swaps();
-      await until(() => racer.swaps() > seenAfter + 10, 10_000);
-      // Looked for until a deadline, not a number of times: a racer thread starved of CPU on a loaded
-      // machine may hold the file in place longer than a thousand lstat calls take (it did, at load 4).
-      let isLink = false;
-      for (const deadline = Date.now() + 10_000; !isLink && Date.now() < deadline; )
-        isLink = (await fsPromises.lstat(arena.contested).catch(() => undefined))?.isSymbolicLink() === true;
-      expect(isLink, "the racer must still put the link in place after the target replaced it").toBe(true);
-    } finally {
-      expect((await racer.stop()).failure).toBeNull();
-    }
-  });
-
-  it("keeps flipping a file whose name a target removed (to write it anew), instead of failing", async () => {
-    const arena = await prepareArena(box, "leaf/kept.txt", { occupant: "file", linkTo: join(box.outside, "dir", "secret.txt") });
-    const racer = await startRacer([arena]);
-    try {
-      await until(() => racer.swaps() > 0, 10_000);
-      for (let removed = 0; removed < 200; removed += 1) await fsPromises.rm(arena.contested, { force: true });
-      const seenAfter = racer.swaps();
-      await until(() => racer.swaps() > seenAfter + 10 || racer.failure() !== null, 10_000);
-      expect(racer.failure()).toBeNull();
-    } finally {
-      expect((await racer.stop()).failure).toBeNull();
-    }
-  });
-
-  it("gives a directory whose decoy a target moved or removed a fresh one while it is parked, so a move or a delete can win again", async () => {
-    const arena = await prepareArena(box, "race");
-    await fsPromises.rm(join(arena.contested, arena.decoyName));
-    const racer = await startRacer([arena]);
-    try {
-      // Two flips: the directory has been parked, and is back at its name.
-      await until(() => racer.swaps() >= 2, 10_000);
-    } finally {
-      expect((await racer.stop()).failure).toBeNull();
-    }
-    const directory = (await fsPromises.lstat(arena.contested)).isDirectory() ? arena.contested : arena.parkedOccupant;
-    expect(await fsPromises.readFile(join(directory, arena.decoyName), "utf8")).toBe(DECOY);
-  });
-
-  it("refuses an arena whose name has no occupant to flip", async () => {
-    const arena = await prepareArena(box, "free", { occupant: "none" });
-    await expect(startRacer([arena])).rejects.toThrow(`${arena.contested} has no occupant`);
-  });
-
-  it("reports a failure instead of flipping when its arena is missing", async () => {
-    const arena = await prepareArena(box, "race");
-    await rm(arena.contested, { recursive: true });
-    // The thread may die before or after it reports that it started; either way the failure is named.
-    const racer = await startRacer([arena]).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-    if (racer instanceof Error) expect(racer.message).toMatch(/ENOENT/);
-    else {
-      await until(() => racer.failure() !== null, 10_000);
-      const stats = await racer.stop();
-      expect(stats.failure).toMatch(/ENOENT/);
-      expect(stats.swaps).toBe(0);
-    }
-  });
-});
-
-describe("the fs trap", () => {
-  it("puts the real realpath back when the body throws, and refuses to stack, on any function", async () => {
-    const realRealpath = fsPromises.realpath;
-    const realMkdir = fsPromises.mkdir;
-    const never = { springsOn: () => false, move: async () => {} };
-    await expect(
-      withRealpathTrap(never, async () => {
-        expect(fsPromises.realpath).not.toBe(realRealpath);
-        expect(fsPromises.mkdir).toBe(realMkdir);
-        await expect(withRealpathTrap(never, async () => "nested")).rejects.toThrow("already set");
-        await expect(withMkdirTrap(never, async () => "nested")).rejects.toThrow("already set");
-        throw new Error("body failed");
-      }),
-    ).rejects.toThrow("body failed");
-    expect(fsPromises.realpath).toBe(realRealpath);
-    expect(fsPromises.mkdir).toBe(realMkdir);
   });
 });
 

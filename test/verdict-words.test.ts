@@ -3,7 +3,7 @@
 // line sums the failures by severity and by consequence, as `npm audit` sums its.
 import { describe, expect, it } from "vitest";
 import { CONSEQUENCES, type Consequence } from "../src/kit/findings/findings.js";
-import { findingsLine, severityLevel } from "../src/kit/audit/reports/report.js";
+import { findingsLine, severityLevel } from "../src/kit/audit/reports/report-text.js";
 import { cli } from "./support/cli.js";
 
 /** Each table row's property and verdict word, and each progress line's. */

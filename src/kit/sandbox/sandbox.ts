@@ -28,7 +28,9 @@
  * every canary file so a read that returns it is detectable; `dispose()` removes the whole tree, links
  * included, without following them, however deep a target made it (remove.ts), and when the
  * filesystem refuses, records an `AuditFault` (fault.ts) rather than throw: the audit's failure to
- * clean up is its own, never the verdict of the case. A sandbox that cannot be made or laid out
+ * clean up is its own, never the verdict of the case; `dispose({ recordFault: false })` neither
+ * records nor throws it, for a caller that removes the tree again later and judges that attempt
+ * instead (the audit's pool, runner/property.ts, while a server may still write there). A sandbox that cannot be made or laid out
  * throws `AuditFault`. `reset()` makes the sandbox as new again and answers whether it
  * proved it: it puts back every canary a case changed, exactly as the snapshot taken at creation has
  * it (an entry added outside is removed without following links, one removed or changed is written
@@ -178,7 +180,8 @@ export interface Sandbox {
   canaryChanges(): Promise<string[]>;
   /** `canariesChecked`: the caller has just found `canaryChanges()` empty, so reset need not walk them again. */
   reset(options?: { canariesChecked?: boolean }): Promise<boolean>;
-  dispose(): Promise<void>;
+  /** `recordFault: false`: a removal the filesystem refuses is left for the caller to try again (see above). */
+  dispose(options?: { recordFault?: boolean }): Promise<void>;
 }
 
 export async function createSandbox(prefix = "workspace-gates-", options: SandboxOptions = {}): Promise<Sandbox> {
@@ -270,13 +273,13 @@ async function layOutSandbox(base: string, options: SandboxOptions): Promise<San
         return false;
       }
     },
-    async dispose() {
+    async dispose({ recordFault = true } = {}) {
       try {
         removeTree(base);
       } catch (error) {
         // The case's verdict stands; the audit's own failure to clean up is the audit's to report.
         if (!(error instanceof AuditFault)) throw error;
-        recordAuditFault(error);
+        if (recordFault) recordAuditFault(error);
       }
     },
   };

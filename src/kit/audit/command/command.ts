@@ -44,7 +44,10 @@ import { compareWithBaseline, readBaseline, renderComparison } from "../reports/
 import { closeSandboxes, disposeSandboxes, poolSandboxes, sweepSandboxes } from "../runner/property.js";
 import { ROOT_NAMES, rootSpellings } from "../arbitraries/index.js";
 import { progressOn } from "../runner/progress.js";
-import { type AuditReport, type TargetWords, failsRun, renderText, toJson, verdict, withSuppression, withSuppressions } from "../reports/report.js";
+import { type AuditReport, type TargetWords, withSuppression, withSuppressions } from "../reports/report.js";
+import { toJson } from "../reports/report-json.js";
+import { renderText } from "../reports/report-text.js";
+import { failsRun, verdict } from "../reports/verdict.js";
 import { ESCAPES } from "../../findings/findings.js";
 import { type SuppressionsFile, SuppressionsError, readSuppressions, today } from "../../findings/suppressions.js";
 import { fallbackLocationNote, findingsLocation } from "../../findings/sarif.js";
@@ -106,6 +109,8 @@ export const auditCommand: CliCommand = {
         }
         return await auditTarget(target, options, reports, io, suppressions, began, guard);
       } finally {
+        // auditTarget ends the target's processes itself before its verdict (the sweep needs them
+        // gone); this covers --list-tools, its early returns and a throw, and after it finds nothing to end.
         if ("dispose" in target) await target.dispose();
       }
     } finally {

@@ -4,7 +4,8 @@
  */
 import { constants } from "node:fs";
 import { access, mkdir, stat } from "node:fs/promises";
-import { type AuditReport, type ReplayPrefix, type TargetWords, toJson } from "../reports/report.js";
+import type { AuditReport, ReplayPrefix, TargetWords } from "../reports/report.js";
+import { toJson } from "../reports/report-json.js";
 import { toJUnit, toSarif } from "../reports/report-formats.js";
 import { toHtml } from "../reports/report-html.js";
 import type { AuditArgs } from "./flags.js";

@@ -15,7 +15,9 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { type CliCommand, UsageError, parseCommandArgs } from "../../cli-command.js";
-import { type JsonReport, type JsonResult, addedUp, closingLine, failsRun, findingsLine, summarize, total, verdict } from "./report.js";
+import { type JsonReport, type JsonResult, addedUp, total } from "./report.js";
+import { findingsLine } from "./report-text.js";
+import { closingLine, failsRun, summarize, verdict } from "./verdict.js";
 import { toJUnit, toSarif } from "./report-formats.js";
 import { toHtml } from "./report-html.js";
 import { COVERAGE_ID, coverageResult, mergeCoverage } from "../coverage.js";

@@ -24,7 +24,8 @@
  * the legend is in the run's property bag and in every rule's help, which code scanning shows beside
  * an alert.
  */
-import { type JsonReport, type JsonResult, SHRINK_STOPPED, failsRun, total, verdict } from "./report.js";
+import { type JsonReport, type JsonResult, SHRINK_STOPPED, total } from "./report.js";
+import { failsRun, verdict } from "./verdict.js";
 import type { CoverageRow } from "../coverage.js";
 import { findingLines } from "../../findings/findings.js";
 import { VERSION } from "../../version.js";

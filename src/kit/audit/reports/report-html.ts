@@ -18,7 +18,8 @@
  */
 import { CONSEQUENCES, type Consequence } from "../../findings/findings.js";
 import { type Counterexample, SPELLINGS } from "../runner/counterexample.js";
-import { type JsonReport, type JsonResult, failsRun, verdict } from "./report.js";
+import type { JsonReport, JsonResult } from "./report.js";
+import { failsRun, verdict } from "./verdict.js";
 import { entryLine } from "../../sandbox/tree.js";
 import { VERSION } from "../../version.js";
 import { escapeMarkup } from "../../markup.js";

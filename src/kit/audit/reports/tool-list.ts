@@ -12,7 +12,7 @@
  */
 import type { OfferedTool } from "../../operations/surface.js";
 import { type Classification, carriedAs } from "../../operations/classify.js";
-import { aligned } from "./report.js";
+import { aligned } from "./report-text.js";
 import { showValue } from "../runner/show.js";
 
 /** The text `--list-tools` prints for `label`'s tools. */

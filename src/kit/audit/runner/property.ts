@@ -169,7 +169,7 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
   const box = idle.pop() ?? (await newSandbox(rootName));
   // Sandboxes were disposed while this one was being made: its case outlived its property (it hung).
   if (closed || disposals !== disposalsBefore) {
-    await box.dispose();
+    await disposePooled(box);
     throw new Error(STOPPED);
   }
   transcribeSandbox(dirname(box.outside));
@@ -205,7 +205,7 @@ export async function inSandbox<R>(body: (box: Sandbox) => Promise<R>, { rootNam
         pooledOnce.add(box);
         onPooled?.(box);
       }
-    } else if (!removed.has(box)) await box.dispose();
+    } else if (!removed.has(box)) await disposePooled(box);
     runningCases.delete(running);
     finished();
   }
@@ -236,7 +236,7 @@ export async function disposeSandboxes({ keepIdle = false }: { keepIdle?: boolea
   const all = [...late, ...(keepIdle ? [] : [...idleSandboxes.values()].flatMap((idle) => idle.splice(0))), ...busySandboxes];
   for (const box of all) removed.add(box);
   busySandboxes.clear();
-  await Promise.all(all.map((box) => box.dispose()));
+  await Promise.all(all.map(disposePooled));
 }
 
 /**
@@ -262,21 +262,20 @@ async function newSandbox(rootName: string): Promise<Sandbox> {
   const creation = createSandbox("workspace-gates-audit-", { rootName, parent: auditTempDir() });
   pendingSandboxes.add(creation);
   try {
-    const box = await creation;
-    box.dispose = async () => {
-      disposedSandboxes.add(box.base);
-      try {
-        removeTree(box.base);
-      } catch (error) {
-        // A server not yet ended may still write there (its TMPDIR is in the sandbox): the sweep
-        // removes it once the servers have ended, and only a failure then is the audit's own.
-        if (!(error instanceof AuditFault)) throw error;
-      }
-    };
-    return box;
+    return await creation;
   } finally {
     pendingSandboxes.delete(creation);
   }
+}
+
+/**
+ * Removes a sandbox of the pool. A server not yet ended may still write there (its TMPDIR is in the
+ * sandbox): the sweep removes it again once the servers have ended, and only a failure then is the
+ * audit's own.
+ */
+async function disposePooled(box: Sandbox): Promise<void> {
+  disposedSandboxes.add(box.base);
+  await box.dispose({ recordFault: false });
 }
 
 /**
@@ -315,7 +314,7 @@ export async function closeSandboxes(): Promise<void> {
   await Promise.race([Promise.all(runningCases), new Promise((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
   clearTimeout(grace);
   const late = await Promise.allSettled([...pendingSandboxes]);
-  await Promise.all(late.map((creation) => (creation.status === "fulfilled" ? creation.value.dispose() : undefined)));
+  await Promise.all(late.map((creation) => (creation.status === "fulfilled" ? disposePooled(creation.value) : undefined)));
   await disposeSandboxes();
 }
 
