@@ -257,6 +257,14 @@ describe("special files", () => {
     expect(second.waits()).toEqual([]);
   });
 
+  // The shapes twin's chmod was blamed over MCP for a FIFO wait once the deep tree laid `deep/in/fifo`
+  // beside a top-level FIFO: two names of the sandbox's one FIFO, each released at once, and the
+  // second release read the first one's notice, which then looked taken by a reader.
+  it("releases two names of one FIFO once, and finds nobody waiting when nobody is", async () => {
+    await materialize([{ kind: "dir", at: ["deep"] }, { kind: "special", at: ["p"], special: "fifo" }, { kind: "special", at: ["deep", "fifo"], special: "fifo" }], box);
+    expect(await releaseFifos(box.root, "the notice")).toEqual([{ fifo: `${join(box.root, "deep", "fifo")} (also ${join(box.root, "p")})`, read: false, written: "" }]);
+  });
+
   it("finds nobody waiting on a FIFO no call opened, and opens no FIFO through a link", async () => {
     const outside = join(box.outside, "p");
     execFileSync("mkfifo", [outside]);
