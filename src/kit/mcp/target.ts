@@ -30,7 +30,7 @@ import type { Tool, ToolResult } from "../../gates/tool.js";
 import { workspaceBoundary } from "../../gates/workspace-path.js";
 import { bashTool } from "../../tools/bash.js";
 import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
-import { type OfferedTool, type OperationTool, type Surface, awaitingTarget, recordCall, surface, transcribe } from "../operations/surface.js";
+import { type OfferedTool, type OperationTool, type Surface, awaitingTarget, recordCall, startingServer, surface, transcribe } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 import { CALL_TIMEOUT_MS, type McpAnswer, type McpConnection, McpServerError, START_TIMEOUT_MS, connectServer } from "./client.js";
 import { isResource, resourceSurfaces, resourceUri } from "./resources.js";
@@ -214,7 +214,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     transcribe({ via: "mcp", name, args: [args] });
     let served: Awaited<ReturnType<typeof serverFor>>;
     try {
-      served = await serverFor(root);
+      served = await startingServer(serverFor(root));
     } catch (error) {
       // As a tool in process fails on a root that is gone, the call fails; what took the root away is the case's judge's to see.
       if (error instanceof RootGone) return { content: error.message, isError: true };

@@ -162,6 +162,39 @@ export function awaitingTarget<R>(answer: Promise<R>): Promise<R> {
   });
 }
 
+/** How long a watched call has spent waiting for the target to start what serves it (`startingServer`). */
+export interface StartClock {
+  /** When the start under way began (`performance.now()`), if one is. */
+  startingSince: number | undefined;
+  /** The starts' time so far. */
+  startedMs: number;
+}
+
+const currentCall = new AsyncLocalStorage<StartClock>();
+
+/** Runs `call` with `clock` counting the time it waits on starts (`startingServer`): a watch's bound (audit/runner/watch.ts) leaves that time out. */
+export function clockingStarts<R>(clock: StartClock, call: () => Promise<R>): Promise<R> {
+  return currentCall.run(clock, call);
+}
+
+/**
+ * A call's wait for the target to start what serves it (an MCP server for the call's root): the
+ * target setting itself up, bounded by its own start timeout, never the call's slowness. A loaded
+ * machine starts a server in seconds, and a call bound counted from before the start took it for
+ * a hang.
+ */
+export async function startingServer<R>(starting: Promise<R>): Promise<R> {
+  const clock = currentCall.getStore();
+  if (clock === undefined || clock.startingSince !== undefined) return starting;
+  clock.startingSince = performance.now();
+  try {
+    return await starting;
+  } finally {
+    clock.startedMs += performance.now() - clock.startingSince;
+    clock.startingSince = undefined;
+  }
+}
+
 /** Whether the case under way is past its deadline. */
 export function pastDeadline(): boolean {
   const deadlineAt = currentCase.getStore()?.deadlineAt;

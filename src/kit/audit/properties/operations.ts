@@ -281,7 +281,7 @@ export function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
   return (call) => {
     const option = optionOf(call.tool.classification.plan, call.input.variant);
     if (option !== undefined) recordOption(call.tool.name, option.name);
-    return watch.ask(callName(call), call.index, answered(call.tool.name, call.tool.call(call.input)));
+    return watch.ask(callName(call), call.index, () => answered(call.tool.name, call.tool.call(call.input)));
   };
 }
 
