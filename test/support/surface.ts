@@ -38,9 +38,9 @@ export async function missedSeeds(target: AuditTarget, id: string, seeds: readon
   return missed;
 }
 
-/** `body` with a target serving `module` over MCP, disposed after; answers the body's answer and whether a server failed. */
-export async function overMcp<R>(module: string, body: (target: McpAuditTarget) => Promise<R>): Promise<{ answer: R; serverFailure: string | undefined }> {
-  const target = mcpTarget(served(module), await readMapping(MAPPING_FILE));
+/** `body` with a target serving `module` over MCP with the mapping in `mappingFile`, disposed after; answers the body's answer and whether a server failed. */
+export async function overMcp<R>(module: string, body: (target: McpAuditTarget) => Promise<R>, mappingFile = MAPPING_FILE): Promise<{ answer: R; serverFailure: string | undefined }> {
+  const target = mcpTarget(served(module), await readMapping(mappingFile));
   try {
     await target.prepare();
     return { answer: await body(target), serverFailure: target.serverFailure };

@@ -44,7 +44,8 @@ export interface Surface {
 }
 
 export function surface(tools: readonly (OfferedTool | OperationTool)[]): Surface {
-  const playing = tools.filter((tool): tool is OperationTool => tool.classification.kind === "operation" && "call" in tool);
+  // A tool whose plan cannot place the attacked path is offered but never called (coverage says why).
+  const playing = tools.filter((tool): tool is OperationTool => tool.classification.kind === "operation" && tool.classification.plan.unplaced === undefined && "call" in tool);
   return { offered: tools.map(({ name, classification }) => ({ name, classification })), of: (operation) => playing.filter((tool) => tool.classification.operation === operation) };
 }
 
