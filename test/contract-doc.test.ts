@@ -51,6 +51,11 @@ describe("docs/contract.md", () => {
         open_resource: { operation: "read", arguments: { path: "location" }, fixed: {}, spelling: "file-uri" },
         run_query: { exclude: "queries a database, not the workspace" },
       },
+      resources: {
+        "notes://{vault}/{+note}": { operation: "read", path: "note", fixed: { vault: "main" }, paths: "relative" },
+        "folders://{+dir}": { operation: "list", path: "dir", fixed: {} },
+        "db://{table}": { exclude: "a database table, not a file" },
+      },
       errorText: "^Error:",
     });
   });

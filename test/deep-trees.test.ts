@@ -14,6 +14,8 @@ import { loadTarget } from "../src/kit/operations/target.js";
 import { laidOut } from "../src/kit/sandbox/tree.js";
 import { surfaceTools } from "../fixtures/surface/surface.js";
 import { defaultRuns, property } from "./support/surface.js";
+import { operationCases } from "../src/kit/audit/properties/operations.js";
+import { operation } from "../src/kit/operations/catalog.js";
 
 afterAll(() => disposeSandboxes());
 
@@ -28,6 +30,13 @@ describe("deepTree", () => {
     expect(attack.aims).toHaveLength(OPTION_VARIANTS);
     expect(new Set(attack.aims.map((aim) => aim.variant)).size).toBe(OPTION_VARIANTS);
     expect(attack.aims.filter((aim) => aim.end === "source").every((aim) => aim.candidate.form === "text" && aim.candidate.text === DEEP_DIRECTORY)).toBe(true);
+  });
+
+  // The generic attack (`other`) was left without it while a FIFO wait over MCP was blamed on the
+  // shapes twin's chmod (two names of one FIFO, released at once: test/openings.test.ts).
+  it.each(["tree", "search", "grep", "copy", "move", "delete", "other"] as const)("is laid out in the trees of %s, which may walk what it is given", (id) => {
+    const trees = fc.sample(operationCases(operation(id)), { numRuns: 30, seed: 1 }).map(({ tree }) => laidOut(tree).map((entry) => entry.at.join("/")));
+    expect(trees.filter((names) => names.includes("deep/in/fifo")).length).toBeGreaterThan(0);
   });
 
   it("shrinks to the pieces a failure needs: a copy that follows links keeps the link to the secret and none of the rest", { timeout: 120_000 }, async () => {

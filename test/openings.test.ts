@@ -31,6 +31,7 @@ import { type Sandbox, SECRET, createSandbox } from "../src/kit/sandbox/sandbox.
 import { laidOut, materialize } from "../src/kit/sandbox/tree.js";
 import { releaseFifos } from "../src/kit/sandbox/fifos.js";
 import { watchCalls } from "../src/kit/audit/runner/watch.js";
+import { startingServer } from "../src/kit/operations/surface.js";
 import type { ToolResult } from "../src/gates/tool.js";
 
 const EXISTING: Intent[] = [{ kind: "existing" }];
@@ -247,14 +248,44 @@ describe("special files", () => {
     const pace = { releaseAfterMs: 150, boundMs: 15_000 };
     const slow = (ms: number) => new Promise<ToolResult>((resolve) => setTimeout(() => resolve({ content: "" }), ms));
     const first = watchCalls(box, pace, "");
-    const firstCall = first.ask("a call", 0, slow(400));
+    const firstCall = first.ask("a call", 0, () => slow(400));
     await new Promise((resolve) => setTimeout(resolve, 250));
     await first.stop();
     const second = watchCalls(box, pace, "");
-    await second.ask("another call", 0, slow(1_200));
+    await second.ask("another call", 0, () => slow(1_200));
     await second.stop();
     await firstCall;
     expect(second.waits()).toEqual([]);
+  });
+
+  // The shapes twin's chmod was blamed over MCP for a FIFO wait once the deep tree laid `deep/in/fifo`
+  // beside a top-level FIFO: two names of the sandbox's one FIFO, each released at once, and the
+  // second release read the first one's notice, which then looked taken by a reader.
+  it("releases two names of one FIFO once, and finds nobody waiting when nobody is", async () => {
+    await materialize([{ kind: "dir", at: ["deep"] }, { kind: "special", at: ["p"], special: "fifo" }, { kind: "special", at: ["deep", "fifo"], special: "fifo" }], box);
+    expect(await releaseFifos(box.root, "the notice")).toEqual([{ fifo: `${join(box.root, "deep", "fifo")} (also ${join(box.root, "p")})`, read: false, written: "" }]);
+  });
+
+  // Under a load of 40 on two cores, the shapes twin's first set_permissions of a case was a hang over
+  // MCP at seeds 4 to 10: its server took 5 to 11 s to start, inside the call's 15 s bound.
+  it("leaves a server's start out of a call's bound, and still bounds the call once the server is there", async () => {
+    const pace = { releaseAfterMs: 150, boundMs: 1_000 };
+    const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+    const watch = watchCalls(box, pace, "");
+    try {
+      const answer = await watch.ask("a call", 0, async () => {
+        await startingServer(after(1_500, "started"));
+        return after(10, { content: "answered" });
+      });
+      expect(answer).toEqual({ content: "answered" });
+      const hanging = watch.ask("a call that hangs", 1, async () => {
+        await startingServer(after(200, "started"));
+        return after(3_000, { content: "too late" });
+      });
+      await expect(hanging).rejects.toThrow(/a call that hangs did not answer within 1000 ms/);
+    } finally {
+      await watch.stop();
+    }
   });
 
   it("finds nobody waiting on a FIFO no call opened, and opens no FIFO through a link", async () => {

@@ -4,7 +4,7 @@
 // (fixtures/shapes/shapes.ts) passes; each planted bug dies at the default budget at seed 1, in process
 // and over MCP (seeds 1 to 20: test/sweeps/shapes.sweep.ts).
 import { afterAll, describe, expect, it } from "vitest";
-import { SHAPE_VARIANTS } from "../fixtures/shapes/catalog.js";
+import { SHAPES_MAPPING, SHAPE_VARIANTS } from "../fixtures/shapes/catalog.js";
 import { patchFiles } from "../fixtures/shapes/shapes.js";
 import { disposeSandboxes } from "../src/kit/audit/runner/property.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
@@ -13,9 +13,10 @@ import { type ArgumentPlan, type ToolDescription, argumentsFor, classifyTool } f
 import { parseMapping } from "../src/kit/mcp/mapping.js";
 import { RESOURCES_READ, resourceSurfaces, resourceUri, templateSurface } from "../src/kit/mcp/resources.js";
 import { loadTarget, offeredTools } from "../src/kit/operations/target.js";
+import { surface } from "../src/kit/operations/surface.js";
 import { renderToolList } from "../src/kit/audit/reports/tool-list.js";
 import { coverageRows } from "../src/kit/audit/coverage.js";
-import { defaultRuns, missedSeeds, overMcp, property } from "./support/surface.js";
+import { MAPPING_FILE, defaultRuns, missedSeeds, overMcp, property } from "./support/surface.js";
 
 afterAll(() => disposeSandboxes());
 
@@ -128,6 +129,43 @@ describe("an MCP server's resources", () => {
     expect(resourceSurfaces(undefined, new Map())).toEqual([]);
   });
 
+  // Before: a template's first expression took the path, so notes://{vault}/{+note} was sent the path as
+  // its vault and refused every call, and coverage called it attacked.
+  it("a template of several variables is never called until the mapping places its path; the mapping's word is taken", () => {
+    const resources = { listed: [], templates: [{ uriTemplate: "notes://{vault}/{+note}", name: "note" }, { uriTemplate: "db://{table}", name: "table" }] };
+    const alone = resourceSurfaces(resources, new Map());
+    expect(alone[1]?.classification).toMatchObject({ kind: "operation", by: "resources", plan: { unplaced: expect.stringMatching(/several variables \(vault, note\).*mapping's resources/) } });
+    expect(surface(alone.map((tool) => ({ ...tool, call: async () => ({ content: "" }) }))).of("read").map((tool) => tool.name)).toEqual([RESOURCES_READ, "resource template db://{table}"]);
+    const rows = coverageRows(alone, [{ id: "containment.read", status: "passed", calls: { [RESOURCES_READ]: 3 } }], undefined);
+    expect(rows[1]).toMatchObject({ verdict: "not attacked", why: expect.stringMatching(/^by resources, never called: the template has several variables/) });
+    const mapping = parseMapping(JSON.stringify({ resources: { "notes://{vault}/{+note}": { operation: "list", path: "note", fixed: { vault: "main" }, paths: "relative" }, "db://{table}": { exclude: "a database, not files" } } }), "m.json");
+    const mapped = resourceSurfaces(resources, new Map(), mapping.resources);
+    expect(mapped[1]?.classification).toEqual({ kind: "operation", operation: "list", by: "mapping", plan: { roles: { path: "note" }, fixed: { vault: "main" }, optional: [] } });
+    expect(mapped[2]?.classification).toEqual({ kind: "excluded", why: "a database, not files" });
+  });
+
+  it("fill the mapped variable with the path and the others with their fixed values, by the template's operators", () => {
+    const placed = { roles: { path: "note" }, fixed: { vault: "my vault" } };
+    expect(resourceUri(templateSurface("notes://{vault}/{+note}"), "../outside/a b", "/ws", placed)).toBe("notes://my%20vault/../outside/a%20b");
+    expect(resourceUri(templateSurface("file:///read{?vault,note}"), "../x", "/ws", placed)).toBe("file:///read?vault=my%20vault&note=../x");
+    expect(resourceUri(templateSurface("notes://{vault}{/note}"), "a/../b", "/ws", placed)).toBe("notes://my%20vault/a/../b");
+  });
+
+  it.each([
+    [{ "notes://{vault}/{+note}": { fixed: { vault: "main" } } }, /resources\.notes:\/\/\{vault\}\/\{\+note\}\.path must name the variable of the template that carries the path: it has several \(its variables: vault, note\)/],
+    [{ "notes://{vault}/{+note}": { path: "file", fixed: { vault: "main" } } }, /\.path must name the variable of the template that carries the path \(its variables: vault, note\)/],
+    [{ "notes://{vault}/{+note}": { path: "note" } }, /\.fixed must give vault a value: a URI without it names no resource/],
+    [{ "notes://{vault}/{+note}": { path: "note", fixed: { vault: "main", page: "1" } } }, /\.fixed\.page is not another variable of the template/],
+    [{ "notes://{vault}/{+note}": { path: "note", fixed: { vault: 1 } } }, /\.fixed\.vault must be a string/],
+    [{ "notes://{+note}": { operation: "write" } }, /resources\.notes:\/\/\{\+note\}\.operation must be one of "read", "list", "tree", "stat": a resource is asked one path, by its URI/],
+    [{ "notes://{+note}": { exclude: "x", path: "note" } }, /has "exclude" and other fields/],
+    [{ "notes://all": { operation: "read" } }, /resources\.notes:\/\/all: a key is "resources\/read" or a URI template as the server lists it, with a \{variable\}/],
+    [{ "resources/read": { path: "uri" } }, /resources\.resources\/read has unknown field path .*asked the file:\/\/ URI of the path/],
+    [{ "notes://{+note}": { paths: "raw" } }, /\.paths must be one of "absolute", "relative"/],
+  ])("a bad resources entry is refused, naming the rule: %j", (resources, rule) => {
+    expect(() => parseMapping(JSON.stringify({ resources }), "m.json")).toThrow(rule);
+  });
+
   it("fill the hostile path into a file:// URI or a template, raw", () => {
     expect(resourceUri(RESOURCES_READ, "../outside/secret.txt", "/ws")).toBe("file:///ws/../outside/secret.txt");
     expect(resourceUri(templateSurface("file:///{+path}"), "/abs/a b", "/ws")).toBe("file:///abs/a%20b");
@@ -135,10 +173,13 @@ describe("an MCP server's resources", () => {
     expect(resourceUri(templateSurface("notes://{name}/text"), "../x", "/ws")).toBe("notes://../x/text");
   });
 
-  it("--list-tools shows them beside the tools", async () => {
-    const { answer: listed } = await overMcp(SECURE, async (target) => renderToolList("shapes", target.offered));
+  it("--list-tools shows them beside the tools, the notes template placed by the mapping or never called without it", async () => {
+    const { answer: listed } = await overMcp(SECURE, async (target) => renderToolList("shapes", target.offered), SHAPES_MAPPING);
     expect(listed).toMatch(/^resources\/read +read +resources +a resource read at the attacked path's URI; paths as file:\/\/ URIs$/m);
     expect(listed).toMatch(/^resource template file:\/\/\/\{\+path\} +read +resources /m);
+    expect(listed).toMatch(/^resource template notes:\/\/\{vault\}\/\{\+note\} +read +mapping +path: note; always sends vault = "main"$/m);
+    const { answer: unmapped } = await overMcp(SECURE, async (target) => renderToolList("shapes", target.offered), MAPPING_FILE);
+    expect(unmapped).toMatch(/^resource template notes:\/\/\{vault\}\/\{\+note\} +read +resources +never called: the template has several variables \(vault, note\) and the audit cannot tell which carries the path: name it in the mapping's resources$/m);
   }, 60_000);
 });
 
@@ -149,14 +190,14 @@ describe("the correct twin passes, each planted bug dies at seed 1", () => {
   it.each(attacking)("the twin passes %s in process and over MCP", { timeout: 120_000 }, async (id) => {
     const inProcess = await runProperty(property(id), await loadTarget(SECURE), { seed: 1, runs: defaultRuns(id) });
     expect(inProcess.status, `${inProcess.reason}\n${inProcess.counterexample}`).toBe("passed");
-    const { answer: overMcpResult, serverFailure } = await overMcp(SECURE, (target) => runProperty(property(id), target, { seed: 1, runs: defaultRuns(id) }));
+    const { answer: overMcpResult, serverFailure } = await overMcp(SECURE, (target) => runProperty(property(id), target, { seed: 1, runs: defaultRuns(id) }), SHAPES_MAPPING);
     expect(overMcpResult.status, `${overMcpResult.reason}\n${overMcpResult.counterexample}`).toBe("passed");
     expect(serverFailure).toBeUndefined();
   });
 
   it.each(caught)("%s is killed by %s in process and over MCP", { timeout: 120_000 }, async (module, id) => {
     if (SHAPE_VARIANTS.find((variant) => variant.module === module)?.mcpOnly !== true) expect(await missedSeeds(await loadTarget(`fixtures/shapes/${module}.ts`), id, [1]), "in process").toEqual([]);
-    const { answer: missed, serverFailure } = await overMcp(`fixtures/shapes/${module}.ts`, (target) => missedSeeds(target, id, [1]));
+    const { answer: missed, serverFailure } = await overMcp(`fixtures/shapes/${module}.ts`, (target) => missedSeeds(target, id, [1]), SHAPES_MAPPING);
     expect(missed, "over MCP").toEqual([]);
     expect(serverFailure).toBeUndefined();
   });

@@ -52,9 +52,9 @@ export async function failedSeeds(target: AuditTarget, id: string, seeds: readon
   return failed;
 }
 
-/** `body` with a target serving `module` over MCP, disposed after; answers the body's answer and whether a server failed. */
-export async function overMcp<R>(module: string, body: (target: McpAuditTarget) => Promise<R>): Promise<{ answer: R; serverFailure: string | undefined }> {
-  return overServer(served(module), body, await readMapping(MAPPING_FILE));
+/** `body` with a target serving `module` over MCP with the mapping in `mappingFile`, disposed after; answers the body's answer and whether a server failed. */
+export async function overMcp<R>(module: string, body: (target: McpAuditTarget) => Promise<R>, mappingFile = MAPPING_FILE): Promise<{ answer: R; serverFailure: string | undefined }> {
+  return overServer(served(module), body, await readMapping(mappingFile));
 }
 
 /** `body` with the MCP server `command` starts (`{root}` its root; a Python one, say) as the target, under `mapping` (default: the default mapping), disposed after. */

@@ -7,7 +7,7 @@
 // beside every fork's death at twenty is what issue 50 asks, and twenty seeds of passing runs took
 // most of the sweeps' time.
 import { describe, expect, it } from "vitest";
-import { SHAPE_VARIANTS } from "../../fixtures/shapes/catalog.js";
+import { SHAPES_MAPPING, SHAPE_VARIANTS } from "../../fixtures/shapes/catalog.js";
 import { loadTarget } from "../../src/kit/operations/target.js";
 import { runProperty } from "../../src/kit/audit/runner/run.js";
 import { disposeSandboxes } from "../../src/kit/audit/runner/property.js";
@@ -22,7 +22,7 @@ describe("each planted bug of fixtures/shapes dies at the default budget for eve
   });
 
   it.each(caught)("%s is killed by %s over MCP", async (module, id) => {
-    const { answer: missed, serverFailure } = await overMcp(`fixtures/shapes/${module}.ts`, (target) => missedSeeds(target, id, SEEDS));
+    const { answer: missed, serverFailure } = await overMcp(`fixtures/shapes/${module}.ts`, (target) => missedSeeds(target, id, SEEDS), SHAPES_MAPPING);
     expect(missed, `seeds where ${id} missed ${module} over MCP`).toEqual([]);
     expect(serverFailure).toBeUndefined();
   });
@@ -46,7 +46,7 @@ describe("the correct twin (fixtures/shapes/shapes.ts) passes at seeds 1..5, whe
   const attacking = [...new Set(SHAPE_VARIANTS.flatMap((variant) => variant.caughtBy))];
   it.each(attacking)("%s in process and over MCP", async (id) => {
     expect(await failedSeeds(await loadTarget("fixtures/shapes/shapes.ts"), id), "in process").toEqual([]);
-    const { answer: failed, serverFailure } = await overMcp("fixtures/shapes/shapes.ts", (target) => failedSeeds(target, id));
+    const { answer: failed, serverFailure } = await overMcp("fixtures/shapes/shapes.ts", (target) => failedSeeds(target, id), SHAPES_MAPPING);
     expect(failed, "over MCP").toEqual([]);
     expect(serverFailure).toBeUndefined();
   });

@@ -1,6 +1,8 @@
 /**
  * Which MCP tools play the audit's `read` and `write`, what any other tool does where the kit's own
- * classification (operations/classify.ts) is wrong or silent, which tools are excluded, and how to
+ * classification (operations/classify.ts) is wrong or silent, which tools are excluded, how the
+ * server's resources are asked where a template does not say which variable is the path
+ * (resources.ts), and how to
  * talk to them (docs/contract.md, "Auditing an MCP server", documents the file format).
  *
  * Promises: `parseMapping` accepts exactly the documented JSON shape and otherwise throws an Error
@@ -12,6 +14,7 @@ import { readFile } from "node:fs/promises";
 import { OPERATIONS, type OperationId, type Role } from "../operations/catalog.js";
 import type { ToolOverride } from "../operations/classify.js";
 import { type ProtectedPattern, ProtectPatternError, parseProtectPatterns } from "../operations/protected-paths.js";
+import { RESOURCES_READ, RESOURCE_OPERATIONS, type ResourceOverride, requiredVariables, templateVariables } from "./resources.js";
 
 export interface McpMapping {
   /** `named`: the mapping file names it, so a server without it is an error; otherwise a server without it plays read with the first tool classified so. */
@@ -29,6 +32,8 @@ export interface McpMapping {
   errorText?: string;
   /** Paths inside the workspace the server promises never to read, change or reveal (gitignore-style; operations/protected-paths.ts). */
   protect?: readonly ProtectedPattern[];
+  /** By `resources/read` or URI template: how the server's resources are taken where the audit cannot tell alone (resources.ts). */
+  resources?: Readonly<Record<string, ResourceOverride>>;
 }
 
 export const FILESYSTEM_SERVER_MAPPING: McpMapping = {
@@ -67,7 +72,7 @@ export function parseMapping(text: string, file: string): McpMapping {
     const unknown = Object.keys(record).filter((key) => !keys.includes(key));
     if (unknown.length > 0) fail(`${where} has unknown field ${unknown.join(", ")} (known: ${keys.join(", ")})`);
   };
-  known(root, "the mapping", ["read", "write", "mkdir", "tools", "paths", "truncation", "errorText", "protect"]);
+  known(root, "the mapping", ["read", "write", "mkdir", "tools", "paths", "truncation", "errorText", "protect", "resources"]);
   const name = (record: Record<string, unknown>, key: string, where: string, fallback: string): string => {
     const value = record[key] ?? fallback;
     return typeof value === "string" && value !== "" ? value : fail(`${where}.${key} must be a non-empty string`);
@@ -146,5 +151,55 @@ export function parseMapping(text: string, file: string): McpMapping {
     truncation: oneOf("truncation", ["chapter", "none"] as const, defaults.truncation),
     ...(errorText === undefined ? {} : { errorText: errorText as string }),
     ...(protect === undefined ? {} : { protect }),
+    ...(root.resources === undefined ? {} : { resources: parseResources(object(root.resources, "resources"), fail, object) }),
   };
+}
+
+/**
+ * The mapping's `resources`: by `resources/read` or a template as the server lists it, `exclude` with
+ * the reason, or the `operation` (read by default), the variable that carries the `path` (the
+ * template's only one by default), a value in `fixed` for every other variable a URI cannot leave out,
+ * and `paths` (the mapping's own by default).
+ */
+function parseResources(
+  entries: Record<string, unknown>,
+  fail: (rule: string) => never,
+  object: (value: unknown, where: string) => Record<string, unknown>,
+): Record<string, ResourceOverride> {
+  return Object.fromEntries(
+    Object.entries(entries).map(([name, value]): [string, ResourceOverride] => {
+      const where = `resources.${name}`;
+      const variables = templateVariables(name);
+      if (name !== RESOURCES_READ && variables.length === 0) fail(`${where}: a key is "${RESOURCES_READ}" or a URI template as the server lists it, with a {variable}`);
+      const entry = object(value, where);
+      if (entry.exclude !== undefined) {
+        if (Object.keys(entry).length > 1) fail(`${where} has "exclude" and other fields: an excluded resource is never asked`);
+        if (typeof entry.exclude !== "string" || entry.exclude === "") fail(`${where}.exclude must be a non-empty string (the reason)`);
+        return [name, { exclude: entry.exclude as string }];
+      }
+      const fields = name === RESOURCES_READ ? ["operation"] : ["operation", "path", "fixed", "paths"];
+      const unknown = Object.keys(entry).filter((key) => !fields.includes(key));
+      if (unknown.length > 0) fail(`${where} has unknown field ${unknown.join(", ")} (known: ${fields.join(", ")}, or "exclude" with the reason)${name === RESOURCES_READ ? `: ${RESOURCES_READ} is asked the file:// URI of the path` : ""}`);
+      const operation = entry.operation ?? "read";
+      if (!RESOURCE_OPERATIONS.includes(operation as (typeof RESOURCE_OPERATIONS)[number])) {
+        fail(`${where}.operation must be one of ${RESOURCE_OPERATIONS.map((id) => JSON.stringify(id)).join(", ")}: a resource is asked one path, by its URI`);
+      }
+      const played = operation as (typeof RESOURCE_OPERATIONS)[number];
+      if (name === RESOURCES_READ) return [name, { operation: played, fixed: {} }];
+      const listed = `its variables: ${variables.join(", ")}`;
+      if (entry.path !== undefined && (typeof entry.path !== "string" || !variables.includes(entry.path))) fail(`${where}.path must name the variable of the template that carries the path (${listed})`);
+      if (entry.path === undefined && variables.length > 1) fail(`${where}.path must name the variable of the template that carries the path: it has several (${listed})`);
+      const path = (entry.path as string | undefined) ?? (variables[0] as string);
+      const fixed = object(entry.fixed ?? {}, `${where}.fixed`);
+      for (const [variable, given] of Object.entries(fixed)) {
+        if (!variables.includes(variable) || variable === path) fail(`${where}.fixed.${variable} is not another variable of the template (${listed}; the path goes in ${path})`);
+        if (typeof given !== "string") fail(`${where}.fixed.${variable} must be a string (the variable's value, sent in every URI)`);
+      }
+      const missing = requiredVariables(name).filter((variable) => variable !== path && fixed[variable] === undefined);
+      if (missing.length > 0) fail(`${where}.fixed must give ${missing.join(", ")} a value: a URI without it names no resource`);
+      const paths = entry.paths;
+      if (paths !== undefined && paths !== "absolute" && paths !== "relative") fail(`${where}.paths must be one of "absolute", "relative"`);
+      return [name, { operation: played, path, fixed: fixed as Record<string, string>, ...(paths === undefined ? {} : { paths: paths as "absolute" | "relative" }) }];
+    }),
+  );
 }

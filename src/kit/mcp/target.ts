@@ -30,10 +30,10 @@ import type { Tool, ToolResult } from "../../gates/tool.js";
 import { workspaceBoundary } from "../../gates/workspace-path.js";
 import { bashTool } from "../../tools/bash.js";
 import { type Classification, type ToolDescription, type ToolOverride, argumentsFor, classifyTool } from "../operations/classify.js";
-import { type OfferedTool, type OperationTool, type Surface, awaitingTarget, recordCall, surface, transcribe } from "../operations/surface.js";
+import { type OfferedTool, type OperationTool, type Surface, awaitingTarget, recordCall, startingServer, surface, transcribe } from "../operations/surface.js";
 import { type AuditTarget, TargetStopped } from "../operations/target.js";
 import { CALL_TIMEOUT_MS, type McpAnswer, type McpConnection, McpServerError, START_TIMEOUT_MS, connectServer } from "./client.js";
-import { isResource, resourceSurfaces, resourceUri } from "./resources.js";
+import { isResource, resourceSurfaces, resourceUri, templateOf } from "./resources.js";
 import type { McpMapping } from "./mapping.js";
 import { removeTree } from "../sandbox/remove.js";
 import { serverEnvironmentOf } from "../sandbox/sandbox.js";
@@ -214,7 +214,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
     transcribe({ via: "mcp", name, args: [args] });
     let served: Awaited<ReturnType<typeof serverFor>>;
     try {
-      served = await serverFor(root);
+      served = await startingServer(serverFor(root));
     } catch (error) {
       // As a tool in process fails on a root that is gone, the call fails; what took the root away is the case's judge's to see.
       if (error instanceof RootGone) return { content: error.message, isError: true };
@@ -253,8 +253,12 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
         const { classification } = tool;
         if (classification.kind !== "operation") return tool;
         if (isResource(tool.name)) {
+          // A template the mapping places says whether its path goes absolute; the mapping's paths otherwise.
+          const mapped = mapping.resources?.[templateOf(tool.name) ?? ""];
+          const paths = (mapped !== undefined && "paths" in mapped ? mapped.paths : undefined) ?? mapping.paths;
           return { ...tool, classification, call: (input) => {
-            const uri = resourceUri(tool.name, String(pathFor(root)(input.path ?? "")), root);
+            const path = input.path ?? "";
+            const uri = resourceUri(tool.name, paths === "absolute" && !isAbsolute(path) ? `${root}/${path}` : path, root, classification.plan);
             return request(root, tool.name, { uri }, (connection, timeoutMs) => connection.readResource(uri, timeoutMs));
           } };
         }
@@ -304,7 +308,7 @@ export function mcpTarget(words: readonly string[], mapping: McpMapping, exclude
       try {
         const connection = await connectServer(words, scratch, START_TIMEOUT_MS, { signal: stopping.signal });
         try {
-          offered = [...classifyServerTools(connection.tools, mapping, excluded), ...resourceSurfaces(connection.resources, excluded)];
+          offered = [...classifyServerTools(connection.tools, mapping, excluded), ...resourceSurfaces(connection.resources, excluded, mapping.resources)];
           primary = { read: primaryTool("read", mapping.read, offered), write: primaryTool("write", mapping.write, offered) };
           if (mapping.mkdir.named) requireListed("mkdir", mapping.mkdir.tool, offered);
           for (const name of excluded.keys()) if (!offered.some((tool) => tool.name === name)) throw new McpServerError(`--exclude-tool names "${name}", which the MCP server does not list; it has: ${listed(offered)}`);

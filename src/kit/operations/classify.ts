@@ -43,6 +43,12 @@ export interface ArgumentPlan {
   spelling?: "file-uri";
   /** Other arguments sent the `path` role's value too: every path-like argument of a tool attacked generically (`other`). */
   samePath?: readonly string[];
+  /**
+   * Why no call can carry the attacked path (an MCP resource template whose variables the audit cannot
+   * tell apart, and the mapping does not place: mcp/resources.ts): the tool is never called, and
+   * coverage counts it not attacked, with this reason.
+   */
+  unplaced?: string;
 }
 
 /**
@@ -310,6 +316,7 @@ function extractPlan(tool: ToolDescription, properties: Record<string, PropertyS
  */
 export function carriedAs(plan: ArgumentPlan): string | undefined {
   const { carrier, spelling } = plan;
+  if (plan.unplaced !== undefined) return `never called: ${plan.unplaced}`;
   const where =
     carrier === undefined ? undefined
     : carrier.kind === "patch" ? `in the file headers of the patch \`${carrier.argument}\` (${carrier.form === "envelope" ? "*** Begin Patch" : "unified"})`

@@ -44,7 +44,8 @@ export interface Surface {
 }
 
 export function surface(tools: readonly (OfferedTool | OperationTool)[]): Surface {
-  const playing = tools.filter((tool): tool is OperationTool => tool.classification.kind === "operation" && "call" in tool);
+  // A tool whose plan cannot place the attacked path is offered but never called (coverage says why).
+  const playing = tools.filter((tool): tool is OperationTool => tool.classification.kind === "operation" && tool.classification.plan.unplaced === undefined && "call" in tool);
   return { offered: tools.map(({ name, classification }) => ({ name, classification })), of: (operation) => playing.filter((tool) => tool.classification.operation === operation) };
 }
 
@@ -160,6 +161,39 @@ export function awaitingTarget<R>(answer: Promise<R>): Promise<R> {
   return answer.finally(() => {
     if (--record.inFlight === 0) record.busyMs += performance.now() - record.busySince;
   });
+}
+
+/** How long a watched call has spent waiting for the target to start what serves it (`startingServer`). */
+export interface StartClock {
+  /** When the start under way began (`performance.now()`), if one is. */
+  startingSince: number | undefined;
+  /** The starts' time so far. */
+  startedMs: number;
+}
+
+const currentCall = new AsyncLocalStorage<StartClock>();
+
+/** Runs `call` with `clock` counting the time it waits on starts (`startingServer`): a watch's bound (audit/runner/watch.ts) leaves that time out. */
+export function clockingStarts<R>(clock: StartClock, call: () => Promise<R>): Promise<R> {
+  return currentCall.run(clock, call);
+}
+
+/**
+ * A call's wait for the target to start what serves it (an MCP server for the call's root): the
+ * target setting itself up, bounded by its own start timeout, never the call's slowness. A loaded
+ * machine starts a server in seconds, and a call bound counted from before the start took it for
+ * a hang.
+ */
+export async function startingServer<R>(starting: Promise<R>): Promise<R> {
+  const clock = currentCall.getStore();
+  if (clock === undefined || clock.startingSince !== undefined) return starting;
+  clock.startingSince = performance.now();
+  try {
+    return await starting;
+  } finally {
+    clock.startedMs += performance.now() - clock.startingSince;
+    clock.startingSince = undefined;
+  }
 }
 
 /** Whether the case under way is past its deadline. */

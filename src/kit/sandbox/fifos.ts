@@ -3,7 +3,8 @@
  * something opens it to write, and the other way round, forever when nothing does.
  *
  * Promises: `releaseFifos` opens every FIFO under the root (found without following links, names as
- * bytes) for reading and writing without blocking, which completes any open waiting on it; it keeps it
+ * bytes; one open per FIFO however many names it has, since two opens of one pipe would read each
+ * other's notice) for reading and writing without blocking, which completes any open waiting on it; it keeps it
  * open `DRAIN_MS`, reading what a released writer wrote, then writes `notice` for a released reader
  * and, `NOTICE_MS` later, looks whether the notice is still there (nobody read it) or was read; then it
  * closes the FIFO, which gives a reader the end of the file. It answers, per FIFO, what was written
@@ -24,7 +25,7 @@ export const NOTICE_MS = 300;
 const DRAIN_STEP_MS = 20;
 
 export interface Released {
-  /** The FIFO, as `displayBytes` shows it. */
+  /** The FIFO, as `displayBytes` shows it, with its other names under the root: `ws/a (also ws/b)`. */
   fifo: string;
   /** What a writer released by the round wrote into it. */
   written: string;
@@ -33,11 +34,21 @@ export interface Released {
 }
 
 export async function releaseFifos(root: string, notice: string): Promise<Released[]> {
-  const released = await Promise.all(findFifos(Buffer.from(root)).map((fifo) => release(fifo, notice)));
+  const released = await Promise.all([...namesByFifo(findFifos(Buffer.from(root))).values()].map((names) => release(names, notice)));
   return released.filter((entry): entry is Released => entry !== undefined);
 }
 
-function findFifos(directory: Buffer): Buffer[] {
+/**
+ * The names found, by the FIFO they name: every special file of a sandbox is a name of the one it
+ * keeps (sandbox.ts), so a tree with a FIFO at its top and one deep inside holds one pipe twice.
+ */
+function namesByFifo(found: readonly { path: Buffer; inode: string }[]): Map<string, Buffer[]> {
+  const byInode = new Map<string, Buffer[]>();
+  for (const { path, inode } of found) byInode.set(inode, [...(byInode.get(inode) ?? []), path]);
+  return byInode;
+}
+
+function findFifos(directory: Buffer): { path: Buffer; inode: string }[] {
   let names: Buffer[];
   try {
     names = readdirSync(directory, { encoding: "buffer" });
@@ -48,14 +59,16 @@ function findFifos(directory: Buffer): Buffer[] {
     const path = childBytes(directory, name);
     try {
       const stats = lstatSync(path);
-      return stats.isFIFO() ? [path] : stats.isDirectory() ? findFifos(path) : [];
+      return stats.isFIFO() ? [{ path, inode: `${stats.dev}:${stats.ino}` }] : stats.isDirectory() ? findFifos(path) : [];
     } catch {
       return [];
     }
   });
 }
 
-async function release(fifo: Buffer, notice: string): Promise<Released | undefined> {
+async function release(names: readonly Buffer[], notice: string): Promise<Released | undefined> {
+  const [fifo, ...others] = names as [Buffer, ...Buffer[]];
+  const shown = `${displayBytes(fifo)}${others.length === 0 ? "" : ` (also ${others.map(displayBytes).join(", ")})`}`;
   let descriptor: number;
   try {
     descriptor = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
@@ -73,11 +86,11 @@ async function release(fifo: Buffer, notice: string): Promise<Released | undefin
       writeSync(descriptor, notice);
     } catch {
       // A pipe full of a writer's bytes: the reader, if any, has those to read.
-      return { fifo: displayBytes(fifo), written, read: false };
+      return { fifo: shown, written, read: false };
     }
     await new Promise((resolve) => setTimeout(resolve, NOTICE_MS));
     const left = drain(descriptor, buffer);
-    return { fifo: displayBytes(fifo), written, read: !left.includes(notice) };
+    return { fifo: shown, written, read: !left.includes(notice) };
   } finally {
     closeSync(descriptor);
   }

@@ -74,7 +74,7 @@ const directoryLeaf = () => fc.oneof({ weight: 3, arbitrary: fc.constant("") }, 
 const theRoot = () => fc.constantFrom<Candidate>({ form: "text", text: "" }, { form: "text", text: "." }, { form: "text", text: "./" });
 
 /** The operations whose tools may walk what they are given, recursively (deep-trees.ts). */
-const WALKS: readonly Operation["id"][] = ["tree", "search", "grep", "copy", "move", "delete"];
+const WALKS: readonly Operation["id"][] = ["tree", "search", "grep", "copy", "move", "delete", "other"];
 
 /** What an operation's probes name through an attack's entries (trees.ts, `Intent`). */
 export function intentsOf(operation: Operation): Intent[] {
@@ -119,7 +119,7 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
         : [];
   // Five trees in six open with an attack: the probes after the attack's aim anywhere anyway.
   const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted), noAttackOneIn: 6 };
-  // A tool that walks a directory meets links out and special files below its top too.
+  // A tool that walks a directory (or may: `other`) meets links out and special files below its top too.
   const deep = WALKS.includes(operation.id) ? [deepTree(intentsOf(operation))] : [];
   const opened = { openings: [...openings({ intents: intentsOf(operation), changes: operation.changes }), ...deep] };
   const aimed = treeAnd(probe, generic, { ...(operation.onDirectory ? { leaf: directoryLeaf() } : {}), ...attack, ...opened, ...constraints });
@@ -281,7 +281,7 @@ export function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
   return (call) => {
     const option = optionOf(call.tool.classification.plan, call.input.variant);
     if (option !== undefined) recordOption(call.tool.name, option.name);
-    return watch.ask(callName(call), call.index, answered(call.tool.name, call.tool.call(call.input)));
+    return watch.ask(callName(call), call.index, () => answered(call.tool.name, call.tool.call(call.input)));
   };
 }
 

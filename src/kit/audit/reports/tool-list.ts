@@ -32,7 +32,8 @@ function columns(classification: Classification): [string, string, string] {
       const argument = (role: string, name: string) => `${within}${edits !== undefined && (role === "oldText" || role === "newText") ? `${edits}[].${name}` : name}`;
       // A resource has no arguments: its URI is the attacked path's (mcp/resources.ts).
       const taken =
-        classification.by === "resources" ? ["a resource read at the attacked path's URI"]
+        classification.plan.unplaced !== undefined ? []
+        : classification.by === "resources" ? ["a resource read at the attacked path's URI"]
         : carrier?.kind === "patch" ? []
         : [Object.entries(roles).map(([role, name]) => `${role}: ${argument(role, name)}`).join(", ")];
       const itemFixed = carrier === undefined || carrier.kind === "patch" ? {} : Object.fromEntries(Object.entries(carrier.fixed).map(([name, value]) => [`${within}${name}`, value]));

@@ -8,13 +8,15 @@
  * waiting then, longest first, and what a writer wrote. A call that does not answer within `boundMs`
  * makes `ask` throw a `Hang` (consequence
  * `unavailable`) that names the call and the special files of the case; the call itself goes on, and
- * the sandbox it runs in is not reused (property.ts).
+ * the sandbox it runs in is not reused (property.ts). The time a call waits for the target to start
+ * what serves it (an MCP server: operations/surface.ts, `startingServer`) is left out of its bound.
  * Bounds come from the target's own pace (`paceOf`): its measured call latency, at least the floors
  * below, so a slow target is not taken for a hanging one.
  */
 import { Hang } from "./property.js";
 import type { AuditTarget } from "../../operations/target.js";
 import type { Sandbox } from "../../sandbox/sandbox.js";
+import { type StartClock, clockingStarts } from "../../operations/surface.js";
 import { releaseFifos } from "../../sandbox/fifos.js";
 
 /** How long calls may take before a case's FIFOs are released, and before a call counts as hung. */
@@ -48,8 +50,8 @@ export interface Wait {
 }
 
 export interface CallWatch {
-  /** `call`, pending until it settles; `what` names it in a hang, and `index` in a wait and in the hang's violation. */
-  ask<T>(what: string, index: number, call: Promise<T>): Promise<T>;
+  /** `call` made and pending until it settles; `what` names it in a hang, and `index` in a wait and in the hang's violation. */
+  ask<T>(what: string, index: number, call: () => Promise<T>): Promise<T>;
   /** Every wait the rounds so far found. */
   waits(): Wait[];
   /**
@@ -86,13 +88,21 @@ export function watchCalls(box: Sandbox, pace: CallPace, specials: string): Call
     },
     async ask(what, index, call) {
       const started = { index, started: performance.now() };
+      const clock: StartClock = { startingSince: undefined, startedMs: 0 };
+      // The call's own time: since it was asked, less its waits for a start.
+      const ownMs = () => performance.now() - started.started - clock.startedMs - (clock.startingSince === undefined ? 0 : performance.now() - clock.startingSince);
       pending.add(started);
       let bound: NodeJS.Timeout | undefined;
       try {
         return await Promise.race([
-          call,
+          clockingStarts(clock, call),
           new Promise<never>((_resolve, reject) => {
-            bound = setTimeout(() => reject(new Hang(`${what} did not answer within ${pace.boundMs} ms${specials === "" ? "" : `; the workspace holds ${specials}`}`, "unavailable", index)), pace.boundMs);
+            const check = () => {
+              const left = pace.boundMs - ownMs();
+              if (left > 0) bound = setTimeout(check, left);
+              else reject(new Hang(`${what} did not answer within ${pace.boundMs} ms${specials === "" ? "" : `; the workspace holds ${specials}`}`, "unavailable", index));
+            };
+            bound = setTimeout(check, pace.boundMs);
           }),
         ]);
       } finally {
