@@ -12,6 +12,7 @@ import { classifyServerTools } from "../src/kit/mcp/target.js";
 import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { junitSchemaErrors, multitoolErrors, parseJUnit } from "./support/ci-reports.js";
 import { cli, useScratch } from "./support/cli.js";
+import { served } from "./support/tools-server.js";
 
 const scratch = useScratch("workspace-gates-coverage-test-");
 const official = JSON.parse(await readFile("fixtures/mcp/official-tools.json", "utf8")) as { tools: { name: string; description?: string; inputSchema: unknown }[] };
@@ -195,11 +196,11 @@ describe("coverage is part of the verdict", () => {
   });
 
   it("over MCP: a tool no operation fits is attacked generically, and the mapping's exclusion leaves it alone", { timeout: 120_000 }, async () => {
-    const served = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", UNKNOWN, "{root}"];
+    const server = served(UNKNOWN);
     const mapping = JSON.parse(await readFile("fixtures/mcp/tools-server.json", "utf8")) as Record<string, unknown>;
     const excluding = join(scratch.path, "excluding.json");
     await writeFile(excluding, JSON.stringify({ ...mapping, tools: { frobnicate: { exclude: "it only counts bytes" } } }));
-    const run = (mappingFile: string) => cli(["audit", "--only", "containment.other", "--runs", "5", "--seed", "1", "--mcp", "--mapping", mappingFile, "--", ...served]);
+    const run = (mappingFile: string) => cli(["audit", "--only", "containment.other", "--runs", "5", "--seed", "1", "--mcp", "--mapping", mappingFile, "--", ...server]);
     const attacked = await run("fixtures/mcp/tools-server.json");
     expect(attacked.code, attacked.stdout).toBe(0);
     expect(attacked.stdout).toMatch(/^  frobnicate\s+other\s+attacked by containment\.other \(\d+\)$/m);

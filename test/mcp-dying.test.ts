@@ -13,9 +13,9 @@ import { PastDeadline, leaveUnjudged, recordCall } from "../src/kit/operations/s
 import { connectServer } from "../src/kit/mcp/client.js";
 import { TargetStopped } from "../src/kit/operations/target.js";
 import { cli } from "./support/cli.js";
+import { served } from "./support/tools-server.js";
 
 const MAPPING_FILE = "fixtures/mcp/tools-server.json";
-const served = (module: string, ...extra: string[]) => ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}", ...extra];
 const CLIMB_LINE = /its stderr ends with: tools-server: (read|write) got a path that climbs \([^)]*\.\.[^)]*\); ending: /;
 // A property whose cases lay out no special file: under load, a read of a FIFO can outlast its bound
 // first, which is a finding too, but not the one these tests are about.

@@ -7,9 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftIn, startCli, until, untilIn } from "./support/child-cli.js";
+import { served } from "./support/tools-server.js";
 
 const CHILD_TIMEOUT_MS = 240_000;
-const MCP = ["--mcp", "--mapping", "fixtures/mcp/tools-server.json", "--", "node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}"];
+const MCP = ["--mcp", "--mapping", "fixtures/mcp/tools-server.json", "--", ...served("reference")];
 
 let scratch: string;
 beforeAll(async () => {

@@ -13,9 +13,11 @@ import { FILESYSTEM_SERVER_MAPPING, parseMapping, readMapping } from "../src/kit
 import { type McpAuditTarget, mcpTarget, notApplicableOverMcp } from "../src/kit/mcp/target.js";
 import { TargetStopped } from "../src/kit/operations/target.js";
 import { LINUX_PROCFS, describeNeeding } from "./support/platform.js";
+import { served } from "./support/tools-server.js";
 
 const MAPPING_FILE = "fixtures/mcp/tools-server.json";
-const served = (module: string, ...extra: string[]) => ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}", ...extra];
+/** The server as a user types it, for the replay printed as typed; the other tests start the compiled one. */
+const TYPED_SERVER = ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts"];
 
 let scratch: string;
 beforeAll(async () => {
@@ -80,7 +82,7 @@ describe("properties over MCP", () => {
 describe("workspace-gates audit --mcp", () => {
   it("prints a replay that runs the same case against the same server again", { timeout: 120_000 }, async () => {
     const [json, sarif, junit, named] = ["replay.json", "replay.sarif", "replay.xml", "named.sarif"].map((name) => join(scratch, name)) as [string, string, string, string];
-    const first = await cli(["audit", "--only", "containment.write", "--seed", "3", "--json", json, "--sarif", sarif, "--junit", junit, "--mcp", "--mapping", MAPPING_FILE, "--", ...served("fixtures/vulnerable/similar-prefix.ts")]);
+    const first = await cli(["audit", "--only", "containment.write", "--seed", "3", "--json", json, "--sarif", sarif, "--junit", junit, "--mcp", "--mapping", MAPPING_FILE, "--", ...TYPED_SERVER, "fixtures/vulnerable/similar-prefix.ts", "{root}"]);
     expect(first.code, first.stderr).toBe(1);
     const [failure] = (JSON.parse(await readFile(json, "utf8")) as JsonReport).results;
     expect(failure?.replay).toMatch(
@@ -161,7 +163,7 @@ describe("workspace-gates audit --mcp", () => {
 
 describeNeeding(LINUX_PROCFS, "a server's processes", () => {
   it("are all gone after close, a grandchild included", { timeout: 60_000 }, async () => {
-    const words = ["sh", "-c", 'sleep 300 & exec node --import tsx fixtures/mcp/tools-server.ts reference "$0"', "{root}"];
+    const words = ["sh", "-c", `sleep 300 & exec ${served("reference").slice(0, -1).join(" ")} "$0"`, "{root}"];
     const server = await connectServer(words, scratch);
     const family = await processTree(server.pid as number);
     expect(family.length).toBeGreaterThanOrEqual(2);

@@ -15,6 +15,7 @@ import { type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
 import { materialize } from "../src/kit/sandbox/tree.js";
 import { removeTree } from "../src/kit/sandbox/remove.js";
 import { leftIn, startCli } from "./support/child-cli.js";
+import { served } from "./support/tools-server.js";
 
 const DEPTH = 1_100;
 
@@ -76,7 +77,7 @@ describe("an audit of a server that makes a chain deeper than PATH_MAX at every 
     const tmp = join(scratch, "tmp");
     await mkdir(tmp);
     const { ended } = startCli(
-      ["audit", "--runs", "3", "--seed", "1", "--only", "containment.write", "--mcp", "--mapping", "fixtures/mcp/tools-server.json", "--", "node", "--import", "tsx", "fixtures/mcp/tools-server.ts", "reference", "{root}", "--deep-dirs", String(DEPTH)],
+      ["audit", "--runs", "3", "--seed", "1", "--only", "containment.write", "--mcp", "--mapping", "fixtures/mcp/tools-server.json", "--", ...served("reference", "--deep-dirs", String(DEPTH))],
       tmp,
     );
     const { code, stdout, stderr } = await ended;

@@ -10,10 +10,11 @@ import { DEFAULT_RUNS } from "../src/kit/audit/command/budget.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
 import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { cli, useScratch } from "./support/cli.js";
+import { served } from "./support/tools-server.js";
 
 const scratch = useScratch("workspace-gates-slow-test-");
 const DELAY_MS = 150;
-const slowly = (module: string) => ["--mcp", "--mapping", "fixtures/mcp/tools-server.json", "--", "node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}", "--delay", String(DELAY_MS)];
+const slowly = (module: string) => ["--mcp", "--mapping", "fixtures/mcp/tools-server.json", "--", ...served(module, "--delay", String(DELAY_MS))];
 
 /**
  * The reference with every call 20 ms slower, and its first call on a real name (after the pace is

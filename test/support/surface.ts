@@ -7,13 +7,14 @@ import { runProperty } from "../../src/kit/audit/runner/run.js";
 import { parseMapping, readMapping } from "../../src/kit/mcp/mapping.js";
 import { type McpAuditTarget, mcpTarget } from "../../src/kit/mcp/target.js";
 import type { AuditTarget } from "../../src/kit/operations/target.js";
+import { served } from "./tools-server.js";
 
 export const SEEDS = Array.from({ length: 20 }, (_, index) => index + 1);
 export const SECURE = "fixtures/surface/surface.ts";
 export const MAPPING_FILE = "fixtures/mcp/tools-server.json";
 
-/** The command that serves `module`'s tools over MCP (fixtures/mcp/tools-server.ts). */
-export const served = (module: string) => ["node", "--import", "tsx", "fixtures/mcp/tools-server.ts", module, "{root}"];
+/** The command that serves `module`'s tools over MCP (fixtures/mcp/tools-server.ts, compiled). */
+export { served };
 
 export const property = (id: string) => {
   const found = PROPERTIES.find((candidate) => candidate.id === id);
