@@ -48,6 +48,7 @@ export const CHECK_ANSWER_PROPERTIES = [
   "corpus.go",
   "corpus.mcp",
   "sequences.rootSwap",
+  "sequences.swapInCall",
 ] as const;
 
 /** What the tools must still do when they are replaced whole: answer inputs, stay inside, survive faults and bash's moves. */
