@@ -112,12 +112,12 @@ describe("shrunk counterexamples that once failed the judge, kept", () => {
 describe("over MCP (fixtures/mcp/tools-server.ts serving the surface)", () => {
   it("audits the secure surface green through the audit command, with every tool it lists attacked", { timeout: 180_000 }, async () => {
     const json = join(scratch.path, "surface.json");
-    const only = OPERATION_PROPERTIES.map((operation) => operation.id).join(",");
+    const only = OPERATIONS.map(({ id }) => containmentId(id)).join(",");
     const { code, stdout, stderr } = await cli(["audit", "--only", only, "--runs", "25", "--seed", "1", "--json", json, "--mcp", "--mapping", MAPPING_FILE, "--", ...served(SECURE)]);
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
     for (const { id } of OPERATIONS) expect(report.results.find((result) => result.id === containmentId(id))?.status, id).toBe("passed");
     expect(report.coverage.filter((row) => row.verdict !== "attacked").map((row) => row.tool)).toEqual([]);
-    expect(report.coverage.map((row) => row.tool).sort()).toEqual(["chmod", "copy", "delete", "edit", "find", "grep", "ls", "mkdir", "move", "read", "read_many", "stat", "tree", "write"]);
+    expect(report.coverage.map((row) => row.tool).sort()).toEqual(["chmod", "copy", "delete", "edit", "extract", "find", "grep", "ls", "mkdir", "move", "read", "read_many", "stat", "tree", "write"]);
   });
 });

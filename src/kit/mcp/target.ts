@@ -88,6 +88,7 @@ export function notApplicableOverMcp(mapping: McpMapping): ReadonlyMap<string, s
       (id) => [id, "the mapping names no bash tool: bash over MCP is the audit's own shell beside the server, so its limits would be this package's"] as const,
     ),
     ["corpus.mcp", `${NO_EXPORT} isInside function (the corpus's lexical rows judge one)`],
+    ["sequences.swapInCall", "the swap is placed by trapping this process's file-system calls, and a server makes its own: race it with `toctou --mcp`"],
     ...(mapping.truncation === "none"
       ? (["truncation.read", "conformance.truncation"] as const).map((id) => [id, 'the mapping says the server does not truncate reads ("truncation": "none")'] as const)
       : []),

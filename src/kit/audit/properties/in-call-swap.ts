@@ -18,7 +18,7 @@
  * directory (`sub`) exists nowhere outside, so that every tool is held to what the chapter keeps. A call whose check the trap never saw (a check made by
  * descriptor, or through the callback API), or that never yielded after it, is not attacked: nothing is
  * claimed of it. A server over MCP makes its file-system calls in its own process, where no trap
- * reaches: there the property is not applicable, and `toctou --mcp` races the server.
+ * reaches: there the property is not applicable (the MCP adapter says so), and `toctou --mcp` races the server.
  */
 import fc from "fast-check";
 import { renameSync, symlinkSync } from "node:fs";
@@ -74,8 +74,6 @@ export const sequencesSwapInCall: AuditProperty<InCallCase> = {
   consequence: "hardening broken",
   threat: () => "a concurrent process",
   weaknesses: ["CWE-367"],
-  notApplicable: (target) =>
-    target.start === undefined ? undefined : "the swap is placed by trapping this process's file-system calls, and a server makes its own: race it with `toctou --mcp`",
   // Every run makes every plan: a few runs draw the rest (the link's spelling).
   maxRuns: 4,
   arbitrary: fc.record({ plans: allOfItems(IN_CALL_PLANS), link: fc.constantFrom("absolute" as const, "relative" as const) }),
