@@ -171,15 +171,30 @@ describe("a sandbox a server still writes in when it is disposed", () => {
       await Promise.all(Array.from({ length: 50 }, (_, file) => writeFile(join(tmp, "cache", String(dir), String(file)), "")));
     }
     const writers = [1, 2, 3, 4].map((writer) =>
-      spawn("sh", ["-c", `while :; do mkdir -p '${tmp}/cache/${writer}/a/b' && for i in 1 2 3 4 5 6 7 8; do : > '${tmp}/cache/${writer}/a/b/f'$i; done; done`], { stdio: "ignore" }),
+      // A group of its own, killed whole: a `mkdir -p` the shell forked would outlive the shell alone
+      // and make the directory again after the sweep (seen once in a full run).
+      spawn("sh", ["-c", `while :; do mkdir -p '${tmp}/cache/${writer}/a/b' && for i in 1 2 3 4 5 6 7 8; do : > '${tmp}/cache/${writer}/a/b/f'$i; done; done`], { stdio: "ignore", detached: true }),
     );
     await new Promise((resolve) => setTimeout(resolve, 200));
     await disposeSandboxes();
-    for (const writer of writers) writer.kill("SIGKILL");
-    await Promise.all(writers.map((writer) => new Promise((resolve) => writer.once("exit", resolve))));
+    const exited = writers.map((writer) => new Promise((resolve) => writer.once("exit", resolve)));
+    for (const writer of writers) process.kill(-(writer.pid as number), "SIGKILL");
+    await Promise.all(exited);
+    // The group's last forked child may still be ending: wait until no process of any group is left.
+    for (const writer of writers) while (groupAlive(writer.pid as number)) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(takeAuditFaults()).toEqual([]);
     sweepSandboxes();
     expect(existsSync(box.base)).toBe(false);
     expect(takeAuditFaults()).toEqual([]);
   });
 });
+
+/** Whether any process of the group `id` is still there. */
+function groupAlive(id: number): boolean {
+  try {
+    process.kill(-id, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
