@@ -20,9 +20,9 @@ import { ARCHIVE_ATTACKS, type Candidate, allOf, archiveEntries, candidate, cand
 import { type AuditProperty, violation } from "../runner/property.js";
 import { type CallWatch, paceOf, watchCalls } from "../runner/watch.js";
 import { type ContainmentCase, caseScene, findFile, inCaseSandbox, probeCount } from "./containment.js";
-import { type Call, TOOL_TREE_SCALE, asker, callName, refuseSecrets, refuseWaits, shown } from "./operations.js";
+import { type Call, TOOL_TREE_SCALE, askInTurn, asker, callName, refuseSecrets, refuseWaits, shown } from "./operations.js";
 import { containmentId, operation } from "../../operations/catalog.js";
-import { type OperationTool, PastDeadline, foldCases, leaveUnjudged } from "../../operations/surface.js";
+import { type OperationTool, foldCases } from "../../operations/surface.js";
 import { optionOf } from "../../operations/classify.js";
 import { offeredTools, surfaceOf } from "../../operations/target.js";
 import { SECRET, type Sandbox } from "../../sandbox/sandbox.js";
@@ -105,21 +105,12 @@ function extractionCalls(tools: readonly OperationTool[], box: Sandbox, probes: 
 async function judgeExtractions(box: Sandbox, calls: readonly Call[], watch: CallWatch): Promise<void> {
   const ask = asker(watch);
   for (const [position, call] of calls.entries()) {
-    const asked = await ask(call).then(
-      (answer) => ({ answer }),
-      (error: unknown) => {
-        if (!(error instanceof PastDeadline)) throw error;
-        return undefined;
-      },
-    );
+    const answer = await askInTurn(ask, calls, position);
     // A call a deadline refused ends the case's calls: what they did so far is still judged.
-    if (asked === undefined) {
-      leaveUnjudged(calls.length - position);
-      break;
-    }
-    refuseSecrets(box, [call], [asked.answer], "");
+    if (answer === undefined) break;
+    refuseSecrets(box, [call], [answer], "");
     refuseWaits(calls, watch);
-    const did = `${callName(call)} extracted ${call.input.archive} into ${JSON.stringify(call.input.destination)} (its answer: ${shown(box, asked.answer)})`;
+    const did = `${callName(call)} extracted ${call.input.archive} into ${JSON.stringify(call.input.destination)} (its answer: ${shown(box, answer)})`;
     const outside = await box.canaryChanges();
     if (outside.length > 0) violation(`${did} and changed outside the workspace:\n  ${outside.join("\n  ")}`, "outsideChanged", call.index);
     if (!lstatSync(box.root, { throwIfNoEntry: false })?.isDirectory()) violation(`${did} and took the workspace itself away`, "insideDestroyed", call.index);

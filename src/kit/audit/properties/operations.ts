@@ -286,6 +286,20 @@ export function asker(watch: CallWatch): (call: Call) => Promise<ToolResult> {
 }
 
 /**
+ * The answer to the call at `position` of a case's changing calls, in turn, or undefined when a
+ * deadline refused it: the calls from there on are left unjudged.
+ */
+export async function askInTurn(ask: (call: Call) => Promise<ToolResult>, calls: readonly Call[], position: number): Promise<ToolResult | undefined> {
+  try {
+    return await ask(calls[position] as Call);
+  } catch (error) {
+    if (!(error instanceof PastDeadline)) throw error;
+    leaveUnjudged(calls.length - position);
+    return undefined;
+  }
+}
+
+/**
  * Read-only calls, a wave of `CALLS_IN_FLIGHT` at a time: each wave asked as the sandbox is, again
  * with only the outside changed, and once more for the answers that moved. A wave whose calls a
  * deadline refuses (a slow target's: operations/surface.ts) is not judged, nor are those after it.
@@ -350,19 +364,9 @@ async function judgeChanging(operation: Operation, box: Sandbox, calls: readonly
   let contents = keeps ? fileContents(box.root) : undefined;
   for (const [position, call] of calls.entries()) {
     const before = contents;
-    const asked = await ask(call).then(
-      (answer) => ({ answer }),
-      (error: unknown) => {
-        if (!(error instanceof PastDeadline)) throw error;
-        return undefined;
-      },
-    );
+    const answer = await askInTurn(ask, calls, position);
     // A call a deadline refused ends the case's calls: what they did so far is still judged below.
-    if (asked === undefined) {
-      leaveUnjudged(calls.length - position);
-      break;
-    }
-    const { answer } = asked;
+    if (answer === undefined) break;
     refuseSecrets(box, [call], [answer], "");
     refuseWaits(calls, watch);
     // A call that takes the workspace itself away leaves nothing to walk: what it did is the finding.

@@ -22,12 +22,11 @@ import { paceOf, watchCalls } from "../runner/watch.js";
 import type { CallWatch } from "../runner/watch.js";
 import type { WrittenFile } from "../runner/counterexample.js";
 import { caseScene, inCaseSandbox, lesserCases, probeCount, treeThreat } from "./containment.js";
-import { type Call, type Guarded, type OperationCase, TOOL_TREE_SCALE, asker, callName, callsOf, intentsOf, judgeReadOnly, operationCases, refuseSecrets, refuseWaits, shown, specialsOf } from "./operations.js";
+import { type Call, type Guarded, type OperationCase, TOOL_TREE_SCALE, askInTurn, asker, callName, callsOf, intentsOf, judgeReadOnly, operationCases, refuseSecrets, refuseWaits, shown, specialsOf } from "./operations.js";
 import { OPERATIONS, type Operation } from "../../operations/catalog.js";
 import { PROTECTED_SECRET, type ProtectedPattern, isProtectedPath, parseProtectPatterns } from "../../operations/protected-paths.js";
 
 export { PROTECTED_SECRET };
-import { PastDeadline, leaveUnjudged } from "../../operations/surface.js";
 import { offeredTools, surfaceOf } from "../../operations/target.js";
 import { type Sandbox, perturbEntries } from "../../sandbox/sandbox.js";
 import { type Tree, laidOut } from "../../sandbox/tree.js";
@@ -132,12 +131,9 @@ async function judgeChanging(box: Sandbox, calls: readonly Call[], watch: CallWa
   const ask = asker(watch);
   let before = look(box.root, patterns).entries;
   for (const [position, call] of calls.entries()) {
-    const answer = await ask(call).catch((error: unknown) => {
-      if (!(error instanceof PastDeadline)) throw error;
-      return undefined;
-    });
+    const answer = await askInTurn(ask, calls, position);
     // A call a deadline refused ends the case's calls: what they did so far was judged.
-    if (answer === undefined) return leaveUnjudged(calls.length - position);
+    if (answer === undefined) return;
     refuseSecrets(box, [call], [answer], "", guarded);
     refuseWaits(calls, watch);
     // A call that took the workspace away is containment's finding; nothing protected is left to judge.
