@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
+import { withHome } from "../src/kit/audit/properties/containment.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { readMapping } from "../src/kit/mcp/mapping.js";
 import { mcpTarget, serverEnvironment } from "../src/kit/mcp/target.js";
@@ -68,5 +69,38 @@ describe("a server that expands ~ after its check", () => {
     } finally {
       await target.dispose();
     }
+  });
+});
+
+describe("the home of cases run side by side in this process", () => {
+  // Regression: a case that ended put HOME back to what it was when it began, which could be the
+  // outside of a case already ended (its box disposed): a case still running then read `~` from a
+  // directory that was gone, and a tool that expands `~` after its check passed at random.
+  it("is always the home of a case still running, and what it was once none runs", async () => {
+    const before = process.env.HOME;
+    const ends = new Map<string, () => void>();
+    const seen: Record<string, string | undefined> = {};
+    const start = (home: string) => {
+      let end = () => {};
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      const running = withHome(home, async () => {
+        await ended;
+        seen[home] = process.env.HOME;
+      });
+      ends.set(home, end);
+      return running;
+    };
+    const p = start("/p");
+    const r = start("/r");
+    const q = start("/q");
+    ends.get("/r")?.();
+    await r;
+    ends.get("/q")?.();
+    await q;
+    expect(process.env.HOME).toBe("/p");
+    ends.get("/p")?.();
+    await p;
+    expect(seen["/p"]).toBe("/p");
+    expect(process.env.HOME).toBe(before);
   });
 });

@@ -105,17 +105,28 @@ export async function inCaseSandbox(target: AuditTarget, value: ContainmentCase<
   );
 }
 
-/** `body` with `HOME` set to `home`, put back after unless another case has set it since. */
-async function withHome(home: string, body: () => Promise<void>): Promise<void> {
-  const before = process.env.HOME;
+/** The homes of the cases in this process now running, in the order they started. */
+const runningHomes: string[] = [];
+let homeBeforeCases: string | undefined;
+
+/**
+ * `body` with `HOME` at `home`. Cases run side by side and `HOME` is one for the process: when a case
+ * ends, `HOME` goes to the home of a case still running (whose box is alive), never back to what it was
+ * when the case began, which may be the outside of a box already disposed (a `~` then read nothing, and
+ * the tool that expands it passed). Put back as it was before the cases once none runs.
+ */
+export async function withHome(home: string, body: () => Promise<void>): Promise<void> {
+  if (runningHomes.length === 0) homeBeforeCases = process.env.HOME;
+  runningHomes.push(home);
   process.env.HOME = home;
   try {
     await body();
   } finally {
-    if (process.env.HOME === home) {
-      if (before === undefined) delete process.env.HOME;
-      else process.env.HOME = before;
-    }
+    runningHomes.splice(runningHomes.lastIndexOf(home), 1);
+    const running = runningHomes.at(-1);
+    if (running !== undefined) process.env.HOME = running;
+    else if (homeBeforeCases === undefined) delete process.env.HOME;
+    else process.env.HOME = homeBeforeCases;
   }
 }
 
