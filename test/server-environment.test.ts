@@ -2,7 +2,8 @@
 // root gets a HOME and a TMPDIR of that case's sandbox, outside the workspace, whose home holds a
 // canary; so a server that expands `~` after its check is caught over MCP as the same tools are in
 // process, and never reaches the home of the user who runs the audit.
-import { realpath } from "node:fs/promises";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -11,8 +12,8 @@ import { withHome } from "../src/kit/audit/properties/containment.js";
 import { runProperty } from "../src/kit/audit/runner/run.js";
 import { readMapping } from "../src/kit/mcp/mapping.js";
 import { mcpTarget, serverEnvironment } from "../src/kit/mcp/target.js";
-import { loadTarget } from "../src/kit/operations/target.js";
 import { CANARY_FILE, SECRET, type Sandbox, createSandbox } from "../src/kit/sandbox/sandbox.js";
+import { startCli } from "./support/child-cli.js";
 import { MAPPING_FILE, served } from "./support/surface.js";
 
 const containmentRead = PROPERTIES.find((property) => property.id === "containment.read")!;
@@ -51,10 +52,18 @@ describe("what a server started on a sandbox's root is given", () => {
 });
 
 describe("a server that expands ~ after its check", () => {
-  it("is caught in process", async () => {
-    const result = await runProperty(containmentRead, await loadTarget(FORK), { seed: 1, runs: 5, stopAtFirstFailure: true });
-    expect(result.status).toBe("failed");
-    expect(result.counterexample).toContain('"path":"~/secret.txt"');
+  // The audit as a user runs it, on its main thread: in a worker thread (Stryker's test pool) the
+  // HOME a case sets is that thread's copy of the environment, which os.homedir() never reads.
+  it("is caught in process", { timeout: 120_000 }, async () => {
+    const tmp = await mkdtemp(join(tmpdir(), "workspace-gates-home-"));
+    try {
+      const { code, stdout, stderr } = await startCli(["audit", FORK, "--only", "containment.read", "--runs", "5", "--seed", "1"], tmp).ended;
+      expect(code, `${stdout}${stderr}`).toBe(1);
+      expect(stdout).toMatch(/containment\.read\s+FAILED/);
+      expect(stdout).toContain('"path":"~/secret.txt"');
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 
   it("is caught over MCP, reaching the home the audit gave it", { timeout: 120_000 }, async () => {
