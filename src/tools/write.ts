@@ -23,8 +23,7 @@
  * between check and write (TOCTOU).
  */
 import { randomUUID } from "node:crypto";
-import { lstatSync } from "node:fs";
-import { mkdir, open, realpath, rename, rmdir, stat, unlink } from "node:fs/promises";
+import { lstat, mkdir, open, realpath, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { failure } from "../gates/failure.js";
 import { callerSignal, stringField } from "../gates/fields.js";
@@ -59,16 +58,12 @@ export function writeTool(boundary: Boundary): Tool {
   });
 }
 
-/**
- * What the boundary found out, asked again only of a hand-made boundary (a fork's) that does not say:
- * synchronously, as the check's own lookups, so that the write does not wait between the check and
- * its use (a swap made while it waited would carry it outside: `sequences.swapInCall`).
- */
+/** What the boundary found out, asked again only of a hand-made boundary (a fork's) that does not say. */
 async function checkedForWrite(boundary: Boundary, candidate: string): Promise<CheckedPath & { candidate: string }> {
   if (boundary.creating !== undefined) return { ...(await boundary.creating(candidate)), candidate };
   const path = await boundary(candidate, true);
   const existing = await nearestExistingAncestor(path);
-  return { path, existing, leaf: existing === path ? lstatSync(path) : undefined, candidate };
+  return { path, existing, leaf: existing === path ? await lstat(path) : undefined, candidate };
 }
 
 async function replaceFile(checked: CheckedPath & { candidate: string }, content: string, signal: AbortSignal | undefined): Promise<void> {

@@ -40,7 +40,7 @@ export function pathForkSource({ header, seam, broken }: PathForkText): string {
       ? `// ── THE SEAM: the mistake is here; fix it. ──\n${broken}`
       : `// ── Written the chapter's way (not this lesson's seam). ──\n${CHAPTER_SEAMS[name]}`;
   return `${comment(header)}
-import { realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import * as fsPromises from "node:fs/promises";
 import * as nodePath from "node:path";
 import { ESCAPE_MESSAGE, NUL_MESSAGE, bashLimits, bashTool, readTool, writeTool } from ${PUBLIC_ENTRY};
@@ -62,7 +62,17 @@ export async function workspacePath(root, candidate, creating, fsApi = fsPromise
 export function createWorkspaceTools(root, options = {}) {
   const fs = options.fsApi ?? fsPromises;
   const rootReal = pinned(root);
-  const boundary = async (candidate, creating) => checkedPath(await rootReal(), candidate, creating, fs);
+  const check = async (candidate, creating) => checkedPath(await rootReal(), candidate, creating, fs);
+  // What the write tool needs of a check for a new file, looked up at once after it: a lookup awaited
+  // between the check and the write is a window another process can use (sequences.swapInCall).
+  const boundary = Object.assign(check, {
+    creating: async (candidate) => {
+      const path = await check(candidate, true);
+      let existing = path;
+      for (; lstatSync(existing, { throwIfNoEntry: false }) === undefined; existing = nodePath.dirname(existing));
+      return { path, existing, leaf: existing === path ? lstatSync(path) : undefined };
+    },
+  });
   return [readTool(boundary), writeTool(boundary), bashTool(boundary, bashLimits(options.bash))];
 }
 
