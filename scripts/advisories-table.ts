@@ -3,20 +3,37 @@
  * path advisory of fixtures/advisories.ts, whether the default audit finds its class on the vulnerable
  * version and no longer reports it on the fixed one, seed by seed, and every other finding on a fixed
  * version with why it stands. `npm run advisories` writes both; a test holds the page to the data.
+ * The data keeps of each failure what the page and the test read, its classes judged when the audit
+ * ran: a counterexample is the most of a failure (a tree of name twins), and it stays with the run's
+ * whole reports in ADVISORIES_REPORTS_FOLDER on the machine that ran it.
  */
 import { ADVISORIES, ADVISORY_CLASSES, AUDITED_VERSIONS, type AdvisoryClass } from "../fixtures/advisories.js";
 import { type Consequence, type Threat, isConvention } from "../src/kit/findings/findings.js";
 
 export const ADVISORIES_DATA_FILE = "docs/advisories.json";
 export const ADVISORIES_PAGE_FILE = "docs/advisories.md";
+/** Where `npm run advisories` keeps each audit's and race's whole JSON report of its last run: outside git. */
+export const ADVISORIES_REPORTS_FOLDER = "node_modules/.cache/workspace-gates-advisories";
 
-/** A failing property of one audit, as much of it as the table needs. */
-export interface AdvisoryFinding {
+export type AdvisoryClassName = keyof typeof ADVISORY_CLASSES;
+
+/** A failing property of one audit, as the audit reported it. */
+export interface AuditFailure {
   id: string;
   consequence?: Consequence;
   threat?: Threat;
   reason: string;
   counterexample: string;
+}
+
+/** A failing property of one audit, as much of it as the table needs: its counterexample judged into the classes it shows. */
+export interface AdvisoryFinding {
+  id: string;
+  consequence?: Consequence;
+  threat?: Threat;
+  reason: string;
+  /** The classes of ADVISORY_CLASSES its whole failure showed (`showsClass`), judged when the audit ran. */
+  classes: AdvisoryClassName[];
 }
 
 /** One default audit of one version at one seed: its exit code and what failed. */
@@ -61,12 +78,22 @@ const failing = (run: AdvisoryRun) => run.findings.filter((finding) => !isConven
 const warning = (run: AdvisoryRun) => run.findings.filter((finding) => isConvention(finding.consequence));
 const shown = (findings: readonly AdvisoryFinding[]) => findings.map((finding) => `\`${finding.id}\` (${finding.consequence ?? "?"}, ${finding.threat ?? "?"})`).join(", ") || "nothing";
 
-/** Whether a finding is of `cls`: its consequence, its threat when the class decides it, and what it shows of the class. */
-export function showsClass(finding: AdvisoryFinding, cls: AdvisoryClass): boolean {
+/** Whether a failure has what `cls` needs before its `shows` looks: one of its consequences, and its threat when the class decides it. */
+export function couldShowClass(failure: Pick<AuditFailure, "consequence" | "threat">, cls: AdvisoryClass): boolean {
   if (cls.race !== undefined) return false;
-  if (finding.consequence === undefined || !cls.consequences.includes(finding.consequence)) return false;
-  if (cls.threat !== undefined && finding.threat !== cls.threat) return false;
-  return cls.shows === undefined || cls.shows(finding);
+  if (failure.consequence === undefined || !cls.consequences.includes(failure.consequence)) return false;
+  return cls.threat === undefined || failure.threat === cls.threat;
+}
+
+/** Whether a failure is of `cls`: its consequence, its threat when the class decides it, and what it shows of the class. */
+export function showsClass(failure: AuditFailure, cls: AdvisoryClass): boolean {
+  return couldShowClass(failure, cls) && (cls.shows === undefined || cls.shows(failure));
+}
+
+/** A failure as the data keeps it: without its counterexample, with the classes the whole of it shows. */
+export function keptFinding(failure: AuditFailure): AdvisoryFinding {
+  const { counterexample: _judged, ...kept } = failure;
+  return { ...kept, classes: (Object.keys(ADVISORY_CLASSES) as AdvisoryClassName[]).filter((name) => showsClass(failure, ADVISORY_CLASSES[name])) };
 }
 
 const runsOf = (data: AdvisoriesData, pkg: string, version: string) => data.runs.filter((run) => run.package === pkg && run.version === version);
@@ -76,22 +103,24 @@ const racesOf = (data: AdvisoriesData, pkg: string, version: string) => (data.ra
 const escaped = (race: AdvisoryRace) => Object.entries(race.perOperation).filter(([, tally]) => tally.escapes > 0);
 
 /**
- * The seeds (the race runs, for a race class) of `version` whose audit shows `cls`, out of how many:
- * a failing finding of the class, or a race that escaped through one of the class's operations.
+ * The seeds (the race runs, for a race class) of `version` whose audit shows the class `name`, out of
+ * how many: a failing finding of the class, or a race that escaped through one of the class's operations.
  */
-export function showing(data: AdvisoriesData, pkg: string, version: string, cls: AdvisoryClass): { shown: number[]; of: number } {
+export function showing(data: AdvisoriesData, pkg: string, version: string, name: AdvisoryClassName): { shown: number[]; of: number } {
+  const cls: AdvisoryClass = ADVISORY_CLASSES[name];
   if (cls.race !== undefined) {
     const races = racesOf(data, pkg, version);
     return { shown: races.filter((race) => escaped(race).some(([operation]) => cls.race!.includes(operation))).map((race) => race.run), of: races.length };
   }
   const runs = runsOf(data, pkg, version);
-  return { shown: runs.filter((run) => failing(run).some((finding) => showsClass(finding, cls))).map((run) => run.seed), of: runs.length };
+  return { shown: runs.filter((run) => failing(run).some((finding) => finding.classes.includes(name))).map((run) => run.seed), of: runs.length };
 }
 
 export function renderAdvisories(data: AdvisoriesData): string {
   const seeds = `seeds ${data.seeds[0]}–${data.seeds.at(-1)}`;
-  const cell = (pkg: string, version: string, cls: AdvisoryClass) => {
-    const { shown, of } = showing(data, pkg, version, cls);
+  const cell = (pkg: string, version: string, name: AdvisoryClassName) => {
+    const cls: AdvisoryClass = ADVISORY_CLASSES[name];
+    const { shown, of } = showing(data, pkg, version, name);
     return `${shown.length} of ${of}${shown.length === 0 ? "" : ` (${shown.join(", ")})`}${cls.race === undefined ? "" : " races"}`;
   };
   const lines = [
@@ -112,7 +141,7 @@ export function renderAdvisories(data: AdvisoriesData): string {
     ...ADVISORIES.map((advisory) => {
       const cls = ADVISORY_CLASSES[advisory.class];
       const unseen = advisory.unseen === undefined ? "" : " (not shown, see below)";
-      return `| \`${advisory.package}\` | ${advisory.id} | ${cls.name} | ${advisory.vulnerable}: ${cell(advisory.package, advisory.vulnerable, cls)}${unseen} | ${advisory.fixed}: ${cell(advisory.package, advisory.fixed, cls)} |`;
+      return `| \`${advisory.package}\` | ${advisory.id} | ${cls.name} | ${advisory.vulnerable}: ${cell(advisory.package, advisory.vulnerable, advisory.class)}${unseen} | ${advisory.fixed}: ${cell(advisory.package, advisory.fixed, advisory.class)} |`;
     }),
     "",
     ...ADVISORIES.flatMap((advisory) => (advisory.unseen === undefined ? [] : [`Not shown: ${advisory.id} on ${advisory.vulnerable}: ${advisory.unseen}`, ""])),
@@ -172,8 +201,8 @@ function racesSection(data: AdvisoriesData): string[] {
 function fixedFindings(data: AdvisoriesData): string[] {
   const fixed = new Set(ADVISORIES.map((advisory) => `${advisory.package}@${advisory.fixed}`));
   const rows = AUDITED_VERSIONS.filter((version) => fixed.has(`${version.package}@${version.version}`)).flatMap((version) => {
-    const classes = ADVISORIES.filter((advisory) => advisory.package === version.package && advisory.fixed === version.version).map((advisory) => ADVISORY_CLASSES[advisory.class]);
-    const ids = [...new Set(runsOf(data, version.package, version.version).flatMap((run) => failing(run).filter((finding) => !classes.some((cls) => showsClass(finding, cls))).map((finding) => finding.id)))];
+    const classes = ADVISORIES.filter((advisory) => advisory.package === version.package && advisory.fixed === version.version).map((advisory) => advisory.class);
+    const ids = [...new Set(runsOf(data, version.package, version.version).flatMap((run) => failing(run).filter((finding) => !classes.some((name) => finding.classes.includes(name))).map((finding) => finding.id)))];
     // A race the version loses through the class of an advisory it is the vulnerable version of is that advisory's finding (2.0.1 fixed one race and not the next).
     const raceClasses = ADVISORIES.filter((advisory) => advisory.package === version.package && [advisory.fixed, advisory.vulnerable].includes(version.version))
       .map((advisory) => ADVISORY_CLASSES[advisory.class] as AdvisoryClass)

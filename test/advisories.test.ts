@@ -4,7 +4,18 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { ADVISORIES, ADVISORY_CLASSES, type AdvisoryClass, AUDITED_VERSIONS } from "../fixtures/advisories.js";
-import { ADVISORIES_DATA_FILE, ADVISORIES_PAGE_FILE, type AdvisoriesData, RACE_ATTEMPTS, renderAdvisories, showing, showsClass } from "../scripts/advisories-table.js";
+import {
+  ADVISORIES_DATA_FILE,
+  ADVISORIES_PAGE_FILE,
+  type AdvisoriesData,
+  type AdvisoryClassName,
+  couldShowClass,
+  keptFinding,
+  RACE_ATTEMPTS,
+  renderAdvisories,
+  showing,
+  showsClass,
+} from "../scripts/advisories-table.js";
 import { parseProtectPatterns } from "../src/kit/operations/protected-paths.js";
 import { RACE_OPERATIONS } from "../src/kit/toctou/race.js";
 import { PROPERTIES } from "../src/kit/audit/properties/index.js";
@@ -34,6 +45,18 @@ describe("the advisories table (docs/advisories.md)", () => {
     expect(await readFile(ADVISORIES_DATA_FILE, "utf8")).not.toMatch(/\/(?:tmp|dev\/shm|var\/folders)\//);
   });
 
+  // The data keeps a finding's classes, judged on its whole failure when the audit ran, not its counterexample (the run's reports keep it).
+  it("keeps of each finding no counterexample, and only classes its consequence and threat allow", () => {
+    const names = Object.keys(ADVISORY_CLASSES) as AdvisoryClassName[];
+    for (const run of data.runs)
+      for (const finding of run.findings) {
+        const where = `${run.version} seed ${run.seed} ${finding.id}`;
+        expect(Object.keys(finding), where).not.toContain("counterexample");
+        const allowed = names.filter((name) => couldShowClass(finding, classOf(name)));
+        expect(allowed, where).toEqual(expect.arrayContaining(finding.classes));
+      }
+  });
+
   it("starts from the official filesystem server's line, each advisory's versions audited", () => {
     expect(ADVISORIES.map((advisory) => `${advisory.vulnerable} -> ${advisory.fixed}`)).toEqual(expect.arrayContaining(["2025.3.28 -> 2025.7.1", "2026.8.31 -> 2.3.0"]));
     for (const advisory of ADVISORIES)
@@ -42,7 +65,7 @@ describe("the advisories table (docs/advisories.md)", () => {
 
   it("finds every advisory's class on its vulnerable version, and on no seed of its fixed one", () => {
     for (const advisory of ADVISORIES.filter((candidate) => classOf(candidate.class).race === undefined)) {
-      const shows = (version: string) => runsOf(advisory.package, version).filter((run) => run.findings.some((finding) => !isConvention(finding.consequence) && showsClass(finding, ADVISORY_CLASSES[advisory.class])));
+      const shows = (version: string) => runsOf(advisory.package, version).filter((run) => run.findings.some((finding) => !isConvention(finding.consequence) && finding.classes.includes(advisory.class)));
       if (advisory.unseen === undefined) expect(shows(advisory.vulnerable).length, `${advisory.id} on ${advisory.vulnerable}`).toBeGreaterThan(0);
       else expect(shows(advisory.vulnerable).map((run) => run.seed), `${advisory.id} on ${advisory.vulnerable} is said unseen`).toEqual([]);
       expect(shows(advisory.fixed).map((run) => run.seed), `${advisory.id} on ${advisory.fixed}`).toEqual([]);
@@ -73,7 +96,7 @@ describe("the advisories table (docs/advisories.md)", () => {
         (data.races ?? []).filter((race) => race.package === advisory.package && race.version === version && operations.some((operation) => (race.perOperation[operation]?.escapes ?? 0) > 0)).map((race) => race.run);
       expect(won(advisory.vulnerable).length, `${advisory.id} on ${advisory.vulnerable}`).toBeGreaterThan(0);
       expect(won(advisory.fixed), `${advisory.id} on ${advisory.fixed}`).toEqual([]);
-      expect(showing(data, advisory.package, advisory.fixed, classOf(advisory.class)).shown).toEqual([]);
+      expect(showing(data, advisory.package, advisory.fixed, advisory.class).shown).toEqual([]);
     }
   });
 
@@ -85,7 +108,7 @@ describe("the advisories table (docs/advisories.md)", () => {
       if (fixes.length === 0) continue;
       for (const run of runsOf(version.package, version.version))
         for (const finding of run.findings.filter((candidate) => !isConvention(candidate.consequence)))
-          if (!fixes.some((advisory) => showsClass(finding, ADVISORY_CLASSES[advisory.class]))) expect(version.standing[finding.id], `${version.version} ${finding.id}`).toMatch(/\w{4,}/);
+          if (!fixes.some((advisory) => finding.classes.includes(advisory.class))) expect(version.standing[finding.id], `${version.version} ${finding.id}`).toMatch(/\w{4,}/);
       const raceFixes = ADVISORIES.filter((advisory) => advisory.package === version.package && [advisory.fixed, advisory.vulnerable].includes(version.version))
         .map((advisory) => classOf(advisory.class).race)
         .filter((operations) => operations !== undefined);
@@ -115,6 +138,10 @@ describe("a class, as a failure shows it", () => {
     expect(showsClass(folded, ADVISORY_CLASSES.anchoredDenyList)).toBe(false);
     const linked = await failureOf("protect-not-through-links");
     expect(showsClass(linked, ADVISORY_CLASSES.anchoredDenyList) || showsClass(linked, ADVISORY_CLASSES.caseAndDotDenyList), linked.counterexample).toBe(false);
+    // The data judges the classes on the whole failure, then keeps no counterexample.
+    expect(keptFinding(anchored).classes).toContain("anchoredDenyList");
+    expect(keptFinding(folded).classes).not.toContain("anchoredDenyList");
+    expect(keptFinding(folded)).not.toHaveProperty("counterexample");
   });
 
   it("takes `./.git/config` for the anchored deny list: the name is not the path's first as given", () => {
