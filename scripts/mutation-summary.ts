@@ -6,17 +6,17 @@
  * alone is `npm run mutate:gates`, and refreshing only the gate files that changed is
  * `npx stryker run --mutate a.ts,b.ts && npm run mutate:summary`.
  */
-import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import gateRun from "../stryker.config.mjs";
 import restRun from "../stryker.rest.config.mjs";
 import { writeSectionToFile } from "../test/support/generated-section.js";
-import { MUTATION_SECTION, type MutationSummary, RUNS, type StrykerResults, SUMMARY_FILE, gateFiles, mergeRun, readSummary, renderMarkdown } from "../test/support/mutation-summary.js";
+import { MUTATION_SECTION, type MutationSummary, RUNS, type StrykerResults, SUMMARY_FILE, gateFiles, mergeRun, readSummary, renderMarkdown, restFiles } from "../test/support/mutation-summary.js";
 
 const CONFIGS = { gates: gateRun, rest: restRun };
 const previous = await readSummary().catch(() => ({ gates: {}, rest: {} }) as MutationSummary);
 const gates = new Set(await gateFiles());
-const belongsTo = { gates: (file: string) => gates.has(file), rest: (file: string) => file.startsWith("src/") && existsSync(file) && !gates.has(file) };
+const rest = await restFiles();
+const belongsTo = { gates: (file: string) => gates.has(file), rest: (file: string) => rest.includes(file) };
 const summary = { ...previous };
 for (const run of RUNS) {
   const path = CONFIGS[run].incrementalFile;
@@ -37,5 +37,5 @@ for (const run of RUNS) {
   );
 }
 await writeFile(SUMMARY_FILE, `${JSON.stringify(summary, null, 2)}\n`);
-await writeSectionToFile(MUTATION_SECTION, renderMarkdown(summary));
+await writeSectionToFile(MUTATION_SECTION, renderMarkdown(summary, rest));
 process.stdout.write(`wrote ${SUMMARY_FILE} and the tables in ${MUTATION_SECTION.file}\n`);

@@ -13,8 +13,10 @@ import {
   judge,
   mergeRun,
   readSummary,
+  mutatedFiles,
   renderMarkdown,
   repositoryBars,
+  restFiles,
   score,
   sha256,
   summarizeRun,
@@ -95,6 +97,14 @@ describe("judge: the bars of this repository", () => {
     expect(JSON.stringify(entry)).not.toContain("src/gate.ts");
   });
 
+  it("leaves out the files of a pattern after !, as the rest run leaves out the gate code", async () => {
+    const rest = await mutatedFiles(["src/kit/toctou/*.ts", "!src/kit/toctou/race.ts", "src/gates/fields.ts"]);
+    expect(rest).toContain("src/kit/toctou/racer.ts");
+    expect(rest).toContain("src/gates/fields.ts");
+    expect(rest).not.toContain("src/kit/toctou/race.ts");
+    expect(await restFiles()).not.toContain("src/gates/fields.ts");
+  });
+
   it("reads the gate files from paths and globs as Stryker does", async () => {
     expect(await gateFiles(["src/gates/fields.ts", "src/kit/toctou/*.ts", "src/**/approval.ts"])).toEqual([
       "src/agent/approval.ts",
@@ -139,7 +149,19 @@ describe("the committed summary of the last mutation runs", () => {
   // Whether a file changed since its run is npm run mutate:check's verdict in CI, not this test's:
   // npm test must pass without a Stryker run.
   it("docs/mutation.md shows exactly its scores and reasons", async () => {
-    expect(await readSectionFromFile(MUTATION_SECTION)).toBe(wrapSection(MUTATION_SECTION, renderMarkdown(await readSummary())));
+    expect(await readSectionFromFile(MUTATION_SECTION), "the files of the rest run changed since the page was written: run npm run mutate:summary").toBe(
+      wrapSection(MUTATION_SECTION, renderMarkdown(await readSummary(), await restFiles())),
+    );
+  });
+
+  // The page lists the rest run's files from the summary and the files now; a file the summary keeps
+  // must still be one the run would mutate, or the table shows figures of a file that is gone or moved.
+  it("keeps figures only of files each run would mutate now", async () => {
+    const committed = await readSummary();
+    const rest = await restFiles();
+    expect(Object.keys(committed.rest).filter((file) => !rest.includes(file))).toEqual([]);
+    const gates = await gateFiles();
+    expect(Object.keys(committed.gates).filter((file) => !gates.includes(file))).toEqual([]);
   });
 
   // CI holds the bar with mutate:check exactly when the summary meets it; until then the only misses

@@ -18,7 +18,7 @@
 import { createHash } from "node:crypto";
 import { readFile, readdir } from "node:fs/promises";
 import { GATE_BAR, GATE_FILES } from "../../stryker.config.mjs";
-import { REST_BAR } from "../../stryker.rest.config.mjs";
+import restRun, { REST_BAR } from "../../stryker.rest.config.mjs";
 import type { GeneratedSection } from "./generated-section.js";
 
 export const SUMMARY_FILE = "docs/mutation-summary.json";
@@ -171,13 +171,25 @@ export interface Bars {
 }
 
 /**
- * The gate files as `GATE_FILES` names them (paths, or globs with `*` and `**`) matched against the
- * files under src/ now.
+ * The files a run's `mutate` patterns name among the files under src/ now, as Stryker reads them:
+ * paths, or globs with `*` and `**`; a pattern after `!` leaves its files out.
  */
-export async function gateFiles(patterns: readonly string[] = GATE_FILES): Promise<string[]> {
+export async function mutatedFiles(patterns: readonly string[]): Promise<string[]> {
   const files = (await readdir("src", { recursive: true })).map((file) => `src/${file.split("\\").join("/")}`);
-  const regexes = patterns.map((pattern) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replaceAll("**/", "\u0000").replaceAll("*", "[^/]*").replaceAll("\u0000", "(?:.*/)?")}$`));
-  return files.filter((file) => regexes.some((regex) => regex.test(file))).sort();
+  const regex = (pattern: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replaceAll("**/", "\u0000").replaceAll("*", "[^/]*").replaceAll("\u0000", "(?:.*/)?")}$`);
+  const taken = patterns.filter((pattern) => !pattern.startsWith("!")).map(regex);
+  const left = patterns.filter((pattern) => pattern.startsWith("!")).map((pattern) => regex(pattern.slice(1)));
+  return files.filter((file) => taken.some((pattern) => pattern.test(file)) && !left.some((pattern) => pattern.test(file))).sort();
+}
+
+/** The gate files as `GATE_FILES` names them, matched against the files under src/ now. */
+export function gateFiles(patterns: readonly string[] = GATE_FILES): Promise<string[]> {
+  return mutatedFiles(patterns);
+}
+
+/** The files the rest run mutates now: stryker.rest.config.mjs's `mutate`, everything under src/ but the gate code. */
+export function restFiles(): Promise<string[]> {
+  return mutatedFiles((restRun.mutate ?? []).filter((pattern) => pattern !== undefined));
 }
 
 /** This repository's bars, with the gate files as they are now. */
@@ -245,17 +257,20 @@ export function renderText(verdict: Verdict, bars: Bars): string {
 }
 
 /**
- * The page's tables: the scores and every equivalent mutant's reason, from the summary alone (so the
- * page changes only when the summary does; whether a file changed since, or joined the gate code, is
- * mutate:check's to say).
+ * The page's tables: the scores and every equivalent mutant's reason, from the summary, and the files
+ * of the rest run now (`restNow`) that its last run did not measure, so that the page lists every file
+ * the rest run would mutate. The page changes only when the summary or that list does; whether a file
+ * changed since, or joined the gate code, is mutate:check's to say.
  */
-export function renderMarkdown(summary: MutationSummary, bars: Omit<Bars, "gates"> = { gateBar: GATE_BAR, restBar: REST_BAR }): string {
+export function renderMarkdown(summary: MutationSummary, restNow: readonly string[], bars: Omit<Bars, "gates"> = { gateBar: GATE_BAR, restBar: REST_BAR }): string {
   const verdict = judge(summary, () => undefined, { ...bars, gates: Object.keys(summary.gates) });
   const row = (values: string[]) => `| ${values.join(" | ")} |`;
   const code = (file: string) => (file.includes("/") ? `\`${file}\`` : file);
   const tables = groups(verdict, bars).map(({ heading, rows }) =>
     [`**${heading}**`, "", row(COLUMNS), `|---|${COLUMNS.slice(1).map(() => "--:").join("|")}|`, ...rows.map(([file = "", ...rest]) => row([code(file), ...rest]))].join("\n"),
   );
+  const unmeasured = restNow.filter((file) => !(file in summary.rest));
+  const notMeasured = `**files of the rest its last run did not measure** (new or split off since, or with no code to mutate; \`npm run mutate:rest\` measures them): ${unmeasured.map(code).join(", ") || "none"}.`;
   const equivalents = RUNS.flatMap((run) => Object.entries(summary[run]).flatMap(([file, entry]) => entry.equivalents.map((equivalent) => ({ file, ...equivalent }))));
   const reasons = [
     "**equivalent mutants, each with the reason its disable comment gives**",
@@ -264,7 +279,7 @@ export function renderMarkdown(summary: MutationSummary, bars: Omit<Bars, "gates
     "|---|--:|---|---|---|",
     ...equivalents.map((equivalent) => row([code(equivalent.file), String(equivalent.line), equivalent.mutator, `\`${equivalent.replacement.replaceAll("|", "\\|")}\``, equivalent.reason?.replaceAll("|", "\\|") ?? "**none given**"])),
   ].join("\n");
-  return [...tables, reasons].join("\n\n");
+  return [...tables, notMeasured, reasons].join("\n\n");
 }
 
 export async function readSummary(path = SUMMARY_FILE): Promise<MutationSummary> {
