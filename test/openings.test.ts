@@ -4,7 +4,7 @@
 // may open; a chain the kernel will not follow and a path it will not take.
 import fc from "fast-check";
 import { execFileSync } from "node:child_process";
-import { lstat, readFile, realpath, symlink } from "node:fs/promises";
+import { lstat, readFile, realpath, symlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -23,6 +23,7 @@ import {
   stableChain,
   twinAttack,
   twinLeafPair,
+  twinNewLeafPair,
   twinPair,
 } from "../src/kit/audit/arbitraries/index.js";
 import { intentsOf, operationCases } from "../src/kit/audit/properties/operations.js";
@@ -120,6 +121,28 @@ describe("every tree of every operation's property opens with every class", () =
       expect(probes.filter((probe) => probe.variant > 0).length).toBeGreaterThanOrEqual(OPTION_VARIANTS - 1);
     }
   });
+
+  // Issue 51: a copy whose destination was checked as given and made trimmed wrote through a link
+  // at the trimmed name, which no pair laid out (the leaf pairs aimed at files that exist only).
+  it.each(OPERATIONS.filter((candidate) => candidate.attacked === "tree").map((candidate) => [candidate.id]))(
+    "%s: a pair at the leaf of each new name it puts a file at, aimed at the end that takes the new name",
+    (id) => {
+      const op = operation(id);
+      const fillsNewNames = ["write", "move", "copy", "other"].includes(id);
+      for (const { tree, probes } of fc.sample(operationCases(op), { seed: 7, numRuns: 5 })) {
+        const names = new Set(laidOut(tree).map((entry) => entry.at.join("/")));
+        const named = new Set(probes.map((probe) => probe.destination ?? probe.path).map((aimed) => (aimed?.form === "text" ? aimed.text : undefined)));
+        for (const [index, rewrite] of NAME_REWRITES.entries())
+          for (const orientation of ["rewritten leads out", "name leads out"] as const) {
+            if (rewrite.home === true || rewrite.joins !== undefined) continue;
+            const pair = twinNewLeafPair(index, orientation, [{ kind: "fresh" }]);
+            const [aimed] = text(pair);
+            expect(pair.entries.every((entry) => names.has(entry.at.join("/"))), `${rewrite.rewrite}, ${orientation}: laid out`).toBe(fillsNewNames);
+            expect(named.has(aimed), `${rewrite.rewrite}, ${orientation}: aimed at`).toBe(fillsNewNames);
+          }
+      }
+    },
+  );
 });
 
 /** What a rewrite makes of a path's first name, written here from its description. */
@@ -176,6 +199,28 @@ describe("name twins", () => {
     },
   );
 
+  it.each(NAME_REWRITES.map((rewrite, index) => [rewrite.rewrite, index] as const).filter(([, index]) => NAME_REWRITES[index]?.home !== true && NAME_REWRITES[index]?.joins === undefined))(
+    "%s at the leaf of a new name: of the name a probe gives and its rewrite, one is not there and the other a link that makes what is written through it outside",
+    async (_rewrite, index) => {
+      for (const orientation of ["rewritten leads out", "name leads out"] as const) {
+        const pair = twinNewLeafPair(index, orientation, [{ kind: "existing", end: "source" }, { kind: "fresh", end: "destination" }]);
+        expect(pair.aims.map((aim) => aim.end), "aimed at the new name's end only").toEqual(["destination"]);
+        const [aimed] = text(pair);
+        expect(aimed?.includes("/"), "the aim is the leaf itself").toBe(false);
+        await materialize(pair.entries, box);
+        const given = aimed!;
+        const rewritten = undoRewrite(NAME_REWRITES[index]!, given);
+        const kind = (path: string) => lstat(join(box.root, path)).then((stats) => (stats.isSymbolicLink() ? "link" : "not a link"), () => "not there");
+        expect([await kind(given), await kind(rewritten)], orientation).toEqual(orientation === "rewritten leads out" ? ["not there", "link"] : ["link", "not there"]);
+        // It dangles: a tool that follows it to refuse an existing destination finds nothing there.
+        await writeFile(join(box.root, orientation === "rewritten leads out" ? rewritten : given), "written through the link");
+        const changes = await box.outsideChanges();
+        expect(changes.map(({ change, path }) => [change, path.startsWith(`${box.outside}/`)]), `${orientation}: made outside`).toEqual([["added", true]]);
+        await box.reset();
+      }
+    },
+  );
+
   it("spells a climb in fullwidth full stops: checked, it is a directory inside; folded by NFKC, it is the outside canary", async () => {
     const climb = fullwidthClimb(EVERY_INTENT);
     await materialize(climb.entries, box);
@@ -193,7 +238,7 @@ describe("name twins", () => {
   });
 
   it("gives each pair names of its own: no two pairs, in either orientation, share one", () => {
-    const [attack] = fc.sample(twinAttack({ intents: EVERY_INTENT, changes: false }), { seed: 1, numRuns: 1 });
+    const [attack] = fc.sample(twinAttack({ intents: EVERY_INTENT, changes: false, fillsNewNames: true }), { seed: 1, numRuns: 1 });
     const names = attack!.entries.map((entry) => entry.at.join("/"));
     expect(new Set(names).size).toBe(names.length);
   });

@@ -61,6 +61,27 @@ describe("shrunk counterexamples that once failed the judge, kept", () => {
     expect(verdict?.message).not.toMatch(/ENOENT/);
   });
 
+  // Seed 1 of containment.copy on copy-destination-trimmed (issue 51), shrunk: the destination
+  // `"tw0n "` is checked as a new name inside, and the copy made at `tw0n` goes through the link there.
+  it("a copy whose destination is trimmed after its check makes a file outside through the link at the trimmed name; the secure copy refuses the link", async () => {
+    const copyCase = {
+      root: { name: "ws", spelling: "canonical" },
+      tree: [
+        { kind: "symlink", at: ["tw0n"], target: { form: "absolute", area: "outside", path: ["tw0n.txt"] } },
+        { kind: "file", at: ["tw11fx"] },
+      ],
+      probes: [{ source: { form: "text", text: "tw11fx" }, destination: { form: "text", text: "tw0n " }, tool: 0, variant: 0 }],
+    };
+    const verdictOf = async (module: string) =>
+      property("containment.copy")
+        .check(await loadTarget(module), copyCase as never)
+        .then(() => undefined, (error: unknown) => error as Error & { consequence?: string });
+    const fork = await verdictOf("fixtures/surface/copy-destination-trimmed.ts");
+    expect(fork?.consequence).toBe("outside changed");
+    expect(fork?.message).toMatch(/outside the workspace changed:\s+added \S*\/outside\/tw0n\.txt$/);
+    expect(await verdictOf(SECURE)).toBeUndefined();
+  });
+
   // @modelcontextprotocol/server-filesystem 2025.7.1, seed 2: a read waited on the FIFO only when it
   // was asked a third time (its answer had moved with the outside), after its wave's last look for
   // waits; the next wave found the wait, could not name a call of another wave, and threw a TypeError

@@ -144,6 +144,8 @@ export interface OpeningConstraints {
   intents: readonly Intent[];
   /** Whether the operation may change the workspace (twins.ts: no `~` twin then). */
   changes: boolean;
+  /** Whether the operation puts a file at a new name (twins.ts: leaf pairs at its new names then). */
+  fillsNewNames?: boolean;
 }
 
 /** Every opening, in the order their probes come: the option sweep, the root's neighbours, the name twins, the special files, the long paths, the loop with a rest. */

@@ -12,13 +12,19 @@
  * one of them a link to the outside canary and the other a directory inside holding the canary's own
  * names (so a check of it passes), and aims at the name that is not rewritten; the same at the leaf
  * (a file, and a link to the canary's file: `twinLeafPair`), where a tool that rewrites the whole path
- * meets it; and `．．/outside/…` through a directory `．．` holding the canary's names
+ * meets it; the same at the leaf of each new name an operation puts a file at (a write's new file, a
+ * move's or a copy's destination: one name not laid out, the other a link dangling to a new name
+ * outside: `twinNewLeafPair`); and `．．/outside/…` through a directory `．．` holding the canary's names
  * (`fullwidthClimb`). Every pair is always there and shrinking drops the pairs a failure does not need (droppable.ts). Names are distinct per
  * pair, so pairs never overlap. The `~` twin is laid out for reads only: its rewrite is the home
  * directory, which the audit points at the outside canary in process (the case's `HOME`) and at a
  * home of the sandbox's holding a canary in a server it starts (mcp/target.ts), whose changes no
  * canary comparison watches.
  * Does not promise: every rewrite real code makes; these are the ones found in shipped path checks.
+ * Nor, at a new name's leaf, a move that renames onto the rewritten name (a rename replaces a link
+ * there, never follows it: only a move that copies or writes through it is met) or one that moves
+ * into a directory the rewritten name leads to; nor a mkdir (the kernel makes no directory through a
+ * link at its leaf).
  */
 import fc from "fast-check";
 import { CANARY_DIR, CANARY_FILE } from "../../sandbox/sandbox.js";
@@ -118,6 +124,24 @@ export function twinLeafPair(index: number, orientation: TwinOrientation, intent
   return { entries, aims };
 }
 
+/**
+ * The pair of one rewrite in one orientation at the leaf of a new name: the name not laid out and its
+ * rewrite a link to a new name outside (or the name that link and its rewrite not laid out), and the
+ * aims at the name for each new name the operation makes (a copy's or a move's destination, a
+ * write's new file). A tool that checks a new name as given and makes it rewritten (`"tw0n "`
+ * checked, a new name inside; `tw0n` copied onto) writes through the link. The link dangles: a tool
+ * that refuses an existing destination by following it (`existsSync`) goes on through it too, and
+ * what it makes outside the canaries' comparison sees.
+ */
+export function twinNewLeafPair(index: number, orientation: TwinOrientation, intents: readonly Intent[]): Attack {
+  const rewrite = NAME_REWRITES[index] as NameRewrite;
+  const rewritten = `${twinBase(index)}${orientation === "rewritten leads out" ? "n" : "nx"}`;
+  const name = rewrite.spell(rewritten);
+  const link = outside([orientation === "rewritten leads out" ? rewritten : name], [`${rewritten}.txt`]);
+  const aims = intents.flatMap(({ kind, end }): Aim[] => (kind === "fresh" ? [{ candidate: { form: "text", text: name }, ...(end === undefined ? {} : { end }) }] : []));
+  return { entries: [link], aims };
+}
+
 /** The two fullwidth full stops `．．`, which NFKC folds to `..`: a directory of that name inside, holding the outside canary's names, and the aims through it. */
 export const FULLWIDTH_PARENT = fullwidth("..");
 
@@ -137,14 +161,20 @@ export interface TwinConstraints {
   intents: readonly Intent[];
   /** The operation may change the workspace: no `~` twin, which another process would take to the user's home. */
   changes: boolean;
+  /**
+   * The operation puts a file at the new name it is given (a write, a copy, a move, a tool attacked
+   * generically): its new names get leaf pairs too (`twinNewLeafPair`). A directory is never made
+   * through a link at its leaf (mkdir answers EEXIST, or ENOENT when it dangles), so a mkdir needs none.
+   */
+  fillsNewNames?: boolean;
 }
 
 /**
- * Every rewrite's pair in both orientations, below the name and at the leaf (but for a rewrite that
- * splits a name or expands `~`), and the fullwidth climb; each dropped by shrinking when a failure
- * does not need it.
+ * Every rewrite's pair in both orientations, below the name and at the leaf of a file that exists and
+ * of a new name the operation fills (but for a rewrite that splits a name or expands `~`), and the
+ * fullwidth climb; each dropped by shrinking when a failure does not need it.
  */
-export function twinAttack({ intents, changes }: TwinConstraints): fc.Arbitrary<Attack> {
+export function twinAttack({ intents, changes, fillsNewNames = false }: TwinConstraints): fc.Arbitrary<Attack> {
   const orientations = ["rewritten leads out", "name leads out"] as const;
   const pairs = NAME_REWRITES.flatMap((rewrite, index) =>
     rewrite.home === true ? (changes ? [] : [twinPair(index, "rewritten leads out", intents)]) : orientations.map((orientation) => twinPair(index, orientation, intents)),
@@ -152,5 +182,8 @@ export function twinAttack({ intents, changes }: TwinConstraints): fc.Arbitrary<
   const leaves = NAME_REWRITES.flatMap((rewrite, index) =>
     rewrite.home === true || rewrite.joins !== undefined || !intents.some((intent) => intent.kind === "existing") ? [] : orientations.map((orientation) => twinLeafPair(index, orientation, intents)),
   );
-  return allOf([...pairs, ...leaves, fullwidthClimb(intents)].map((pair) => fc.constant(pair))).map(joinAttacks);
+  const newLeaves = NAME_REWRITES.flatMap((rewrite, index) =>
+    !fillsNewNames || rewrite.home === true || rewrite.joins !== undefined || !intents.some((intent) => intent.kind === "fresh") ? [] : orientations.map((orientation) => twinNewLeafPair(index, orientation, intents)),
+  );
+  return allOf([...pairs, ...leaves, ...newLeaves, fullwidthClimb(intents)].map((pair) => fc.constant(pair))).map(joinAttacks);
 }

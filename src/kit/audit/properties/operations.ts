@@ -121,7 +121,8 @@ export function operationCases(operation: Operation, constraints: ProbeConstrain
   const attack = planted.length === 0 ? {} : { attack: fc.oneof({ weight: 1, arbitrary: linkAttackOpening() }, ...planted), noAttackOneIn: 6 };
   // A tool that walks a directory (or may: `other`) meets links out and special files below its top too.
   const deep = WALKS.includes(operation.id) ? [deepTree(intentsOf(operation))] : [];
-  const opened = { openings: [...openings({ intents: intentsOf(operation), changes: operation.changes }), ...deep] };
+  // Every operation that makes a name but a mkdir puts a file there: a link at its leaf leads it out.
+  const opened = { openings: [...openings({ intents: intentsOf(operation), changes: operation.changes, fillsNewNames: createsName && operation.id !== "mkdir" }), ...deep] };
   const aimed = treeAnd(probe, generic, { ...(operation.onDirectory ? { leaf: directoryLeaf() } : {}), ...attack, ...opened, ...constraints });
   return fc.tuple(workspaceRoot(), aimed).map(([root, { tree, probes }]) => ({ root, tree, probes }));
 }
