@@ -19,6 +19,7 @@ export const CHEAPEST_FIRST = [
   "contract-doc",
   "suppressions",
   "verdict",
+  "counterexample-leaving",
   "audit-budget",
   "package-types",
   "fields",

@@ -126,6 +126,7 @@ export function counterexampleOf(scene: Scene, transcript: Transcript | undefine
 function leaving(args: readonly unknown[], workspace: NonNullable<Counterexample["workspace"]>, boxes: readonly string[]): Pick<ShownCall, "reaches" | "through"> {
   const base = "/box";
   const root = `${base}/${workspace.name}`;
+  const crossing = crossingLinks(workspace.tree);
   for (const text of stringsIn(args)) {
     const box = boxes.find((path) => path !== "" && text.includes(path));
     // The root as the tools were handed it through its alias is the root.
@@ -135,13 +136,22 @@ function leaving(args: readonly unknown[], workspace: NonNullable<Counterexample
     if (resolved === base) return { reaches: BOX_NAME };
     if (!resolved.startsWith(`${base}/`)) return { reaches: ".." };
     if (resolved !== root && !resolved.startsWith(`${root}/`)) return { reaches: resolved.slice(base.length + 1).split("/")[0] as string };
-    const parts = resolved.slice(root.length + 1).split("/");
-    for (let depth = 1; depth <= parts.length; depth++) {
-      const link = workspace.tree.find((entry) => entry.crosses && entry.path === [workspace.name, ...parts.slice(0, depth)].join("/"));
+    // The prefixes grow one name at a time: a path of a deep tree has thousands of names.
+    let prefix = workspace.name;
+    for (const part of resolved.slice(root.length + 1).split("/")) {
+      prefix += `/${part}`;
+      const link = crossing.get(prefix);
       if (link !== undefined) return { reaches: link.reaches ?? "outside", through: link.path };
     }
   }
   return {};
+}
+
+/** The tree's links that cross, by path, the first of a path kept: looked up once per name of every call's path. */
+function crossingLinks(tree: readonly ShownEntry[]): Map<string, ShownEntry> {
+  const links = new Map<string, ShownEntry>();
+  for (const entry of tree) if (entry.crosses && !links.has(entry.path)) links.set(entry.path, entry);
+  return links;
 }
 
 /** Every string in a call's arguments: an input's fields, a list's items. */
