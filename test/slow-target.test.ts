@@ -13,7 +13,14 @@ import { cli, useScratch } from "./support/cli.js";
 import { served } from "./support/tools-server.js";
 
 const scratch = useScratch("workspace-gates-slow-test-");
-const DELAY_MS = 150;
+/**
+ * Each call this much slower, and a budget of `BUDGET` seconds: a run of containment.read makes about
+ * 200 calls (150 of containment.write), so a floor of 10 runs needs some 40 s of the target's answers
+ * against the 4 s (`SLOW_FACTOR` fair shares) this budget allows. Ten times short on a quiet machine,
+ * and a busy one only adds to each answer's time; the first run, which nothing cuts, stays short.
+ */
+const DELAY_MS = 20;
+const BUDGET = "2";
 const slowly = (module: string) => ["--mcp", "--mapping", "fixtures/mcp/tools-server.json", "--", ...served(module, "--delay", String(DELAY_MS))];
 
 /**
@@ -59,7 +66,7 @@ describe("a target whose first run is cold", () => {
 describe("a target too slow for its budget", () => {
   it("ends without a verdict (exit 2), naming its pace, what ran short and the budget that would run every floor", { timeout: 180_000 }, async () => {
     const json = join(scratch.path, "slow.json");
-    const { code, stdout, stderr } = await cli(["audit", "--only", "containment.read,containment.write", "--time", "4", "--seed", "1", "--json", json, ...slowly("reference")]);
+    const { code, stdout, stderr } = await cli(["audit", "--only", "containment.read,containment.write", "--time", BUDGET, "--seed", "1", "--json", json, ...slowly("reference")]);
     expect(code, stdout + stderr).toBe(2);
     const report = JSON.parse(await readFile(json, "utf8")) as JsonReport;
     expect(report.time?.latencyMs).toBeGreaterThanOrEqual(DELAY_MS);
@@ -75,7 +82,7 @@ describe("a target too slow for its budget", () => {
   });
 
   it("still fails on what it found before its share ran out (exit 1)", { timeout: 180_000 }, async () => {
-    const { code, stdout } = await cli(["audit", "--only", "containment.read", "--time", "15", "--seed", "1", ...slowly("fixtures/vulnerable/decoded-after-check.ts")]);
+    const { code, stdout } = await cli(["audit", "--only", "containment.read", "--time", BUDGET, "--seed", "1", ...slowly("fixtures/vulnerable/decoded-after-check.ts")]);
     expect(code, stdout).toBe(1);
     expect(stdout).toMatch(/^workspacePath\s+containment\.read\s+FAILED\s/m);
   });
