@@ -90,7 +90,8 @@ describe("sandboxes kept from property to property", () => {
       expect(code, child.stderr()).toBe(name === "passes" ? 0 : 1);
       expect(await sandboxesIn(child.tmp)).toEqual([]);
     }
-  });
+    // Two audits as children, one after the other: past the default 30 s in Stryker's dry run (load 19).
+  }, CHILD_TIMEOUT_MS);
 });
 
 describe("Ctrl-C", () => {

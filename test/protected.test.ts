@@ -168,6 +168,16 @@ describe("the protected.* properties", () => {
       }
     }
   });
+
+  // Regression: its deny list awaited lookups after the path check, a window a directory swapped for
+  // a link out in that moment carried a new file's write through (m/sub/new.txt landed in outside/dir).
+  it("keeps no wait between its check and its use: a directory swapped in the call carries nothing out", async () => {
+    const target = withProtect(await loadTarget("fixtures/secure/protected-tools.ts"), ".git");
+    for (const seed of [1, 2]) {
+      const result = await runProperty(property("sequences.swapInCall"), target, { seed, runs: 15 });
+      expect(result.status, `seed ${seed}: ${result.reason}\n${result.counterexample}`).toBe("passed");
+    }
+  });
 });
 
 describe("every report of a protected finding", () => {

@@ -8,8 +8,9 @@
  * record of its own: every call of a tool, through a surface or through the tools a target returns
  * (`recorded`), is counted by the tool's name in the record of the case under way, and so is each
  * optional argument a call sent (`recordOption`), so coverage counts what the audit did, never what
- * it meant to do. A case run with a deadline (a slow target's, audit/command/budget.ts) makes no call past
- * it: the call is refused with `PastDeadline`, and the property counts what it leaves unjudged
+ * it meant to do. A case run with a deadline (`--max-time`'s, audit/command/budget.ts) or with a limit
+ * on the target's time (a slow target's: once the case's calls have kept it busy that long) makes no
+ * call past it: the call is refused with `PastDeadline`, and the property counts what it leaves unjudged
  * (`leaveUnjudged`), and how long the case waited on the target's answers (`awaitingTarget`: the
  * target's own time, which says whether it is too slow for a budget). `transcribing` runs a case with a transcript of its own: every tool call
  * (`recorded`, or over MCP the server's tool), every call of a module's export that wraps it
@@ -128,7 +129,16 @@ interface CaseRecord {
   busyMs: number;
 }
 
-const currentCase = new AsyncLocalStorage<CaseRecord & { deadlineAt: number | undefined; inFlight: number; busySince: number }>();
+/** When a case may make no further call: past `at` (`performance.now()` time), or once its calls have kept the target busy `busyMs`. */
+export interface CaseDeadline {
+  at?: number;
+  busyMs?: number;
+}
+
+const currentCase = new AsyncLocalStorage<CaseRecord & { deadline: CaseDeadline; inFlight: number; busySince: number }>();
+
+/** How long the case's calls have kept the target busy so far, a call still in flight counted until now. */
+const busySoFar = (record: { busyMs: number; inFlight: number; busySince: number }): number => record.busyMs + (record.inFlight > 0 ? performance.now() - record.busySince : 0);
 
 /** A call refused because its case is past its deadline: the case's property leaves the rest unjudged. */
 export class PastDeadline extends Error {
@@ -139,15 +149,13 @@ export class PastDeadline extends Error {
 
 /**
  * Runs one case with a fresh record, and answers the case's answer with the calls it made, the
- * optional arguments they sent and the cases it left unjudged; past `deadlineAt` (`performance.now()`
- * time), it makes no further call.
+ * optional arguments they sent and the cases it left unjudged; past its `deadline`, it makes no further call.
  */
-export async function recordingCalls<R>(body: () => Promise<R>, deadlineAt?: number): Promise<CaseRecord & { answer: R }> {
-  const record = { calls: new Map(), options: new Map(), unjudged: 0, folded: 0, busyMs: 0, deadlineAt, inFlight: 0, busySince: 0 };
+export async function recordingCalls<R>(body: () => Promise<R>, deadline: CaseDeadline = {}): Promise<CaseRecord & { answer: R }> {
+  const record = { calls: new Map(), options: new Map(), unjudged: 0, folded: 0, busyMs: 0, deadline, inFlight: 0, busySince: 0 };
   const answer = await currentCase.run(record, body);
   // A call still unanswered when its case ended (a hang, a cut) kept the target busy until then.
-  const busyMs = record.busyMs + (record.inFlight > 0 ? performance.now() - record.busySince : 0);
-  return { calls: record.calls, options: record.options, unjudged: record.unjudged, folded: record.folded, busyMs, answer };
+  return { calls: record.calls, options: record.options, unjudged: record.unjudged, folded: record.folded, busyMs: busySoFar(record), answer };
 }
 
 /**
@@ -198,8 +206,10 @@ export async function startingServer<R>(starting: Promise<R>): Promise<R> {
 
 /** Whether the case under way is past its deadline. */
 export function pastDeadline(): boolean {
-  const deadlineAt = currentCase.getStore()?.deadlineAt;
-  return deadlineAt !== undefined && performance.now() > deadlineAt;
+  const record = currentCase.getStore();
+  if (record === undefined) return false;
+  const { at, busyMs } = record.deadline;
+  return (at !== undefined && performance.now() > at) || (busyMs !== undefined && busySoFar(record) >= busyMs);
 }
 
 /** Counts `cases` of the case under way as folded onto others: judged by them, not cases of their own. */

@@ -113,8 +113,8 @@ export interface Share {
  * the first run of the share (the kill matrix holds every fork to dying within those), each to its
  * end, then further blocks of as many from the next run of the same stream while the share lasts
  * (a block stops starting runs at the share's end; the run under way goes to its end). The floor is cut
- * only by the target's own pace (no run starts once its answers have taken `targetAllowanceMs`:
- * `targetBudgetMs`) or by `--max-time`; either leaves the property short of its
+ * only by the target's own pace (no call is made once its answers have taken `targetAllowanceMs`,
+ * in the run under way too: `targetBudgetMs`) or by `--max-time`; either leaves the property short of its
  * floor (`shortOfFloor`, saying which), and the verdict then cannot be green. A failure found stands
  * whatever cut the runs after it. A departure from a convention does not stop the blocks: it stays
  * the result unless a later block finds worse.

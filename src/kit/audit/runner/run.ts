@@ -47,10 +47,11 @@ export interface RunOptions {
    */
   shrinkDeadlineMs?: number;
   /**
-   * No further run starts once the target has spent this long answering the calls of this check's
+   * No further call is made once the target has spent this long answering the calls of this check's
    * runs (the time some call waited on its answer: surface.ts `awaitingTarget`), however long the
-   * audit's own work took: what a slow target's floor of runs may take (command/budget.ts). A check
-   * stopped so says it (`outOfTargetTime`); the run under way goes to its end.
+   * audit's own work took: what a slow target's floor of runs may take (command/budget.ts). The run
+   * under way is cut there as at `caseDeadlineMs` (what its calls so far showed is judged, the rest
+   * counted unjudged), no further run starts, and the check says it (`outOfTargetTime`).
    */
   targetBudgetMs?: number;
   /**
@@ -300,8 +301,12 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
       nextRun += 1;
       runsStarted += 1;
     }
-    const deadlineAt = options.caseDeadlineMs === undefined ? undefined : startedAt + options.caseDeadlineMs;
-    const recorded = await recordingCalls(() => settle(judge(value)), deadlineAt);
+    const deadline = {
+      ...(options.caseDeadlineMs === undefined ? {} : { at: startedAt + options.caseDeadlineMs }),
+      // A shrink candidate is the shrink pool's, not the runs' target time.
+      ...(options.targetBudgetMs === undefined || shrinking ? {} : { busyMs: options.targetBudgetMs - targetMs }),
+    };
+    const recorded = await recordingCalls(() => settle(judge(value)), deadline);
     if (!shrinking) {
       targetMs += recorded.busyMs;
       addCalls(calls, recorded.calls);
@@ -341,6 +346,8 @@ export async function runProperty<T>(property: AuditProperty<T>, target: AuditTa
     if (!shrinking) {
       cases += casesIn - left;
       unjudged += left;
+      // Cut at the target's time: the floor was not run, by the target's own pace.
+      if (left > 0 && options.targetBudgetMs !== undefined && targetMs >= options.targetBudgetMs) outOfTargetTime = true;
     }
   };
   const startedAt = performance.now();
