@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { counterexampleOf } from "../src/kit/audit/runner/counterexample.js";
 import type { Tree, TreeEntry } from "../src/kit/sandbox/tree.js";
 
-const BOX = "/tmp/box-1/g/g/g/g";
+const BOX = "/sandboxes/box-1/g/g/g/g";
 const DEPTH = 300;
 const deep = Array.from({ length: DEPTH }, () => "d");
 
